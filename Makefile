@@ -1,0 +1,51 @@
+# afrates: operator commands. `make help` lists them.
+SHELL := /bin/bash
+NODE_BIN := node_modules/.bin
+TSX := $(NODE_BIN)/tsx
+STAMP := node_modules/.installed
+
+.DEFAULT_GOAL := help
+.PHONY: help install run demo test migrate key keys revoke rotate backfill bench typecheck
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+$(STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $(STAMP)
+
+install: $(STAMP) ## install dependencies (npm ci)
+
+run: $(STAMP) ## migrate and run the service (pipeline + API) against real venues; embedded DB unless DATABASE_URL
+	$(TSX) bin/serve.ts
+
+demo: $(STAMP) ## run everything against the simulated market (REPLAY=trades.jsonl plays a file)
+	MARKET=simulated $(TSX) bin/demo.ts $(if $(REPLAY),--replay $(REPLAY))
+
+test: $(STAMP) ## run every test (TEST_DATABASE_URL=postgres://... runs them on a real TimescaleDB)
+	$(NODE_BIN)/tsc --noEmit
+	$(NODE_BIN)/vitest run
+
+migrate: $(STAMP) ## apply migrations and SQL objects (a no-op when up to date)
+	$(TSX) bin/migrate.ts
+
+key: $(STAMP) ## issue a key: make key TIER=builder NAME="Acme" EMAIL=ops@acme.test
+	@$(TSX) bin/key.ts create --tier "$(TIER)" --name "$(NAME)" --email "$(EMAIL)"
+
+keys: $(STAMP) ## list keys (never the keys themselves)
+	@$(TSX) bin/key.ts list
+
+revoke: $(STAMP) ## revoke a key: make revoke ID=12
+	@$(TSX) bin/key.ts revoke --id "$(ID)"
+
+rotate: $(STAMP) ## revoke a key and issue its replacement: make rotate ID=12
+	@$(TSX) bin/key.ts rotate --id "$(ID)"
+
+backfill: $(STAMP) ## fetch history: make backfill [PAIR=BTCNGN] FROM=2026-01-01 TO=2026-01-31
+	$(TSX) bin/backfill.ts $(if $(PAIR),--pair $(PAIR)) --from "$(FROM)" --to "$(TO)"
+
+bench: $(STAMP) ## run the benchmarks in bench/ and print their figures
+	@for b in bench/*.bench.ts; do echo "== $$b"; $(TSX) $$b || exit 1; done
+
+typecheck: $(STAMP) ## type-check without running tests
+	$(NODE_BIN)/tsc --noEmit

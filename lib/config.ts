@@ -1,0 +1,92 @@
+// The one place that reads process.env. Everything else receives a Config.
+// Each variable is documented in README.md under "Configuration".
+import path from 'node:path';
+
+export type Role = 'all' | 'api' | 'pipeline';
+export type Market = 'real' | 'simulated';
+
+export interface Config {
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+  readonly varDir: string;
+  readonly host: string;
+  readonly port: number;
+  readonly adminPort: number;
+  readonly redisUrl: string | undefined;
+  readonly logLevel: string;
+  readonly role: Role;
+  readonly market: Market;
+  readonly simUrl: string | undefined;
+  readonly cycleSeconds: number;
+  readonly fxCycleSeconds: number;
+  readonly gatewaySecret: string | undefined;
+  readonly certSecret: string | undefined;
+  readonly publicUrl: string;
+  readonly version: string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, message: string) {
+    super(`${variable}: ${message}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(name, `must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return n;
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!values.includes(raw as T)) throw new ConfigError(name, `must be one of ${values.join(', ')}, got "${raw}"`);
+  return raw as T;
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'is not a URL');
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must start with ${protocols.join(' or ')}`);
+  }
+  return raw;
+}
+
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const varDir = path.resolve(env.AFRATES_VAR_DIR || 'var');
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const config: Config = {
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    dataDir: path.resolve(env.AFRATES_DATA_DIR || path.join(varDir, 'db')),
+    varDir,
+    host: env.HOST || '0.0.0.0',
+    port,
+    adminPort: integer(env, 'ADMIN_PORT', 8081, 0, 65535),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    logLevel: oneOf(env, 'LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], 'info'),
+    role: oneOf(env, 'ROLE', ['all', 'api', 'pipeline'] as const, 'all'),
+    market: oneOf(env, 'MARKET', ['real', 'simulated'] as const, 'real'),
+    simUrl: url(env, 'SIM_URL', ['http:']),
+    cycleSeconds: integer(env, 'CYCLE_SECONDS', 60, 1, 300),
+    fxCycleSeconds: integer(env, 'FX_CYCLE_SECONDS', 3600, 1, 86400),
+    gatewaySecret: env.GATEWAY_SECRET || undefined,
+    certSecret: env.CERT_HMAC_SECRET || undefined,
+    publicUrl: env.PUBLIC_URL || `http://localhost:${port}`,
+    version: '1.3.0',
+    ...overrides,
+  };
+  return Object.freeze(config);
+}

@@ -1,0 +1,63 @@
+// Owns the choice of database: DATABASE_URL when set, otherwise the embedded TimescaleDB under
+// var/db. Nothing else in the code base knows which of the two it talks to; the only difference
+// that leaks out is `maxConnections` (the embedded one admits a single connection).
+import postgres from 'postgres';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import { startEmbedded } from './embedded.js';
+import { migrate } from './migrate.js';
+
+export type Sql = postgres.Sql<Record<string, never>>;
+
+export interface Database {
+  readonly sql: Sql;
+  readonly kind: 'embedded' | 'server';
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** Apply migrations and SQL objects before handing out the pool (default true). */
+  migrate?: boolean;
+  /** Embedded only: keep data in memory instead of config.dataDir (tests). */
+  inMemory?: boolean;
+}
+
+export function createPool(url: string, max: number): Sql {
+  return postgres(url, {
+    max,
+    onnotice: () => {},
+    // numeric and bigint come back as strings; callers convert where a JSON number is wanted.
+    types: {},
+    connection: { application_name: 'afrates' },
+    idle_timeout: max === 1 ? 0 : 30,
+  }) as unknown as Sql;
+}
+
+export async function openDatabase(config: Config, log: Logger, opts: OpenOptions = {}): Promise<Database> {
+  let url = config.databaseUrl;
+  let stopEmbedded: (() => Promise<void>) | undefined;
+  const kind = url ? 'server' : 'embedded';
+  if (!url) {
+    const embedded = await startEmbedded(opts.inMemory ? undefined : config.dataDir);
+    url = embedded.url;
+    stopEmbedded = () => embedded.stop();
+    log.info({ dataDir: opts.inMemory ? 'memory' : config.dataDir }, 'embedded TimescaleDB started');
+  }
+  try {
+    if (opts.migrate !== false) await migrate(url, log);
+  } catch (err) {
+    await stopEmbedded?.();
+    throw err;
+  }
+  const sql = createPool(url, kind === 'embedded' ? 1 : 10);
+  return {
+    sql,
+    kind,
+    url,
+    async close() {
+      await sql.end({ timeout: 5 });
+      await stopEmbedded?.();
+    },
+  };
+}

@@ -1,0 +1,110 @@
+// The writer: the only code that inserts trades and FX observations. Every statement is kept under
+// MAX_STATEMENT_BYTES of parameters, because one protocol message over ~64 KB kills the embedded
+// database (shared/embedded-timescaledb.md); a real server doesn't mind, and the same code runs.
+import type { Sql } from '../lib/db/connect.js';
+
+export const MAX_STATEMENT_BYTES = 24_000;
+const PARAM_OVERHEAD_BYTES = 8; // length word + format code per parameter, with room to spare
+
+export interface TradeRow {
+  readonly time: Date;
+  readonly exchange: string;
+  readonly pair: string;
+  readonly tradeId: string;
+  readonly price: string | number;
+  readonly amount: string | number;
+  readonly side: 'buy' | 'sell' | null;
+}
+
+export interface FxRow {
+  readonly time: Date;
+  readonly currency: string;
+  readonly unitsPerUsd: number;
+  readonly source: string;
+  readonly sourceUpdatedAt: Date;
+}
+
+export interface InsertResult {
+  /** Rows new to the table (duplicates are skipped, not counted). */
+  readonly inserted: number;
+  /** Earliest and latest time among new rows: the range whose aggregates need a refresh. */
+  readonly from: Date | null;
+  readonly to: Date | null;
+}
+
+/** Splits rows into batches whose parameters stay under maxBytes. */
+export function batchesUnder<T>(rows: readonly T[], params: (row: T) => unknown[], maxBytes = MAX_STATEMENT_BYTES): T[][] {
+  const batches: T[][] = [];
+  let batch: T[] = [];
+  let bytes = 0;
+  for (const row of rows) {
+    const size = params(row).reduce<number>(
+      (sum, v) => sum + PARAM_OVERHEAD_BYTES + (v instanceof Date ? 32 : Buffer.byteLength(String(v ?? ''))),
+      0,
+    );
+    if (size > maxBytes) throw new Error(`a single row needs ${size} bytes of parameters, over the ${maxBytes} limit`);
+    if (bytes + size > maxBytes && batch.length > 0) {
+      batches.push(batch);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(row);
+    bytes += size;
+  }
+  if (batch.length > 0) batches.push(batch);
+  return batches;
+}
+
+function tradeParams(t: TradeRow): unknown[] {
+  return [t.time, t.exchange, t.pair, t.tradeId, t.price, t.amount, t.side];
+}
+
+export async function insertTrades(sql: Sql, trades: readonly TradeRow[]): Promise<InsertResult> {
+  let inserted = 0;
+  let from: Date | null = null;
+  let to: Date | null = null;
+  for (const batch of batchesUnder(trades, tradeParams)) {
+    const rows = batch.map((t) => ({
+      time: t.time,
+      exchange: t.exchange,
+      pair: t.pair,
+      trade_id: t.tradeId,
+      price: String(t.price),
+      amount: String(t.amount),
+      side: t.side,
+    }));
+    const stored = await sql<{ time: Date }[]>`
+      INSERT INTO trades ${sql(rows, 'time', 'exchange', 'pair', 'trade_id', 'price', 'amount', 'side')}
+      ON CONFLICT (exchange, pair, trade_id, time) DO NOTHING
+      RETURNING time`;
+    inserted += stored.length;
+    for (const { time } of stored) {
+      if (!from || time < from) from = time;
+      if (!to || time > to) to = time;
+    }
+  }
+  return { inserted, from, to };
+}
+
+function fxParams(r: FxRow): unknown[] {
+  return [r.time, r.currency, r.unitsPerUsd, r.source, r.sourceUpdatedAt];
+}
+
+export async function insertFxRates(sql: Sql, rates: readonly FxRow[]): Promise<number> {
+  let inserted = 0;
+  for (const batch of batchesUnder(rates, fxParams)) {
+    const rows = batch.map((r) => ({
+      time: r.time,
+      currency: r.currency,
+      units_per_usd: String(r.unitsPerUsd),
+      source: r.source,
+      source_updated_at: r.sourceUpdatedAt,
+    }));
+    const stored = await sql`
+      INSERT INTO fx_rates ${sql(rows, 'time', 'currency', 'units_per_usd', 'source', 'source_updated_at')}
+      ON CONFLICT (source, currency, source_updated_at, time) DO NOTHING
+      RETURNING 1`;
+    inserted += stored.length;
+  }
+  return inserted;
+}

@@ -1,0 +1,27 @@
+-- candles_1h: hourly OHLCV per pair, a hierarchical continuous aggregate on candles_5m.
+-- open/close come from the first/last 5-minute bucket by trade time; pv and volume are summed, so
+-- the hourly VWAP is exact (sum pv / sum volume), not an average of 5-minute VWAPs.
+-- Read by: GET /v1/rates/historical?interval=1h (the default), premium?interval=1h.
+-- Refresh: after candles_5m, for the same touched hours.
+DROP MATERIALIZED VIEW IF EXISTS candles_1h CASCADE;
+
+CREATE MATERIALIZED VIEW candles_1h
+WITH (timescaledb.continuous, timescaledb.materialized_only = false) AS
+SELECT time_bucket(INTERVAL '1 hour', bucket) AS bucket,
+       pair,
+       first(open, first_trade_at) AS open,
+       max(high)                   AS high,
+       min(low)                    AS low,
+       last(close, last_trade_at)  AS close,
+       sum(pv)                     AS pv,
+       sum(volume)                 AS volume,
+       sum(trades)                 AS trades,
+       min(first_trade_at)         AS first_trade_at,
+       max(last_trade_at)          AS last_trade_at
+FROM candles_5m
+GROUP BY time_bucket(INTERVAL '1 hour', bucket), pair
+WITH NO DATA;
+
+SELECT add_continuous_aggregate_policy('candles_1h',
+  start_offset => INTERVAL '3 days', end_offset => INTERVAL '5 minutes',
+  schedule_interval => INTERVAL '5 minutes', if_not_exists => true);

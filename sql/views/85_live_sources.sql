@@ -1,0 +1,17 @@
+-- live_sources(at): for every public pair, each venue's newest 5-minute candle at or before `at`
+-- (within 24 hours): the venue's rate (its VWAP), volume (its weight in the combined VWAP) and the
+-- time of its newest trade (freshness).
+-- Read by: the live snapshot (api/live/snapshot.ts), which combines these into the published rate.
+DROP FUNCTION IF EXISTS live_sources(timestamptz);
+
+CREATE FUNCTION live_sources(p_at timestamptz)
+RETURNS TABLE (pair text, exchange text, bucket timestamptz, vwap numeric, pv numeric, volume numeric,
+               last_trade_at timestamptz)
+LANGUAGE sql STABLE AS $$
+  SELECT DISTINCT ON (e.pair, e.exchange) e.pair, e.exchange, e.bucket, e.pv / e.volume, e.pv, e.volume,
+         e.last_trade_at
+  FROM candles_5m_by_exchange e
+  JOIN pairs p ON p.pair = e.pair AND p.visibility = 'public'
+  WHERE e.bucket <= p_at AND e.bucket > p_at - INTERVAL '24 hours'
+  ORDER BY e.pair, e.exchange, e.bucket DESC
+$$;

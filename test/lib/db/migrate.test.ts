@@ -1,0 +1,78 @@
+// Migrations: applied once, a failing one leaves the database as it was, and a changed aggregate
+// file rebuilds that aggregate (and what depends on it) from the raw trades.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPool } from '../../../lib/db/connect.js';
+import { startEmbedded, type EmbeddedDatabase } from '../../../lib/db/embedded.js';
+import { migrate, SQL_DIR } from '../../../lib/db/migrate.js';
+import { testLog } from '../../support/db.js';
+
+let embedded: EmbeddedDatabase;
+let sqlDir: string;
+
+async function query<T>(fn: (sql: ReturnType<typeof createPool>) => Promise<T>): Promise<T> {
+  const sql = createPool(embedded.url, 1);
+  try {
+    return await fn(sql);
+  } finally {
+    await sql.end();
+  }
+}
+
+beforeAll(async () => {
+  sqlDir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-sql-'));
+  fs.cpSync(SQL_DIR, sqlDir, { recursive: true });
+  embedded = await startEmbedded(undefined);
+});
+
+afterAll(async () => {
+  await embedded?.stop();
+  fs.rmSync(sqlDir, { recursive: true, force: true });
+});
+
+describe('migrate', () => {
+  it('applies everything once, then nothing', async () => {
+    const first = await migrate(embedded.url, testLog, sqlDir);
+    expect(first.applied).toContain('aggregates/20_candles_5m.sql');
+    expect(first.applied.some((f) => f.startsWith('migrations/'))).toBe(true);
+    const second = await migrate(embedded.url, testLog, sqlDir);
+    expect(second.applied).toEqual([]);
+  });
+
+  it('rolls a failing migration back whole', async () => {
+    const bad = path.join(sqlDir, 'migrations', '20991231000000000_broken.sql');
+    fs.writeFileSync(bad, '-- Up Migration\nCREATE TABLE half_done (id int);\nSELECT no_such_function();\n-- Down Migration\n');
+    await expect(migrate(embedded.url, testLog, sqlDir)).rejects.toThrow(/no_such_function/);
+    const tables = await query((sql) => sql`SELECT 1 FROM pg_tables WHERE tablename = 'half_done'`);
+    expect(tables).toHaveLength(0);
+    const recorded = await query((sql) => sql`SELECT 1 FROM pgmigrations WHERE name LIKE '%broken'`);
+    expect(recorded).toHaveLength(0);
+    fs.rmSync(bad);
+  });
+
+  it('rebuilds a changed aggregate and its dependants from the raw trades', async () => {
+    await query(async (sql) => {
+      await sql`INSERT INTO trades (time, exchange, pair, trade_id, price, amount) VALUES
+        ('2026-01-01T10:00:00Z', 'luno', 'BTCNGN', 'a', 100, 1), ('2026-01-01T10:01:00Z', 'luno', 'BTCNGN', 'b', 200, 3)`;
+    });
+    // A data engineer edits one file: 5-minute candles now also carry the buy volume.
+    const file = path.join(sqlDir, 'aggregates', '20_candles_5m.sql');
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(
+      'count(*)             AS trades,',
+      "count(*)             AS trades,\n       sum(amount) FILTER (WHERE side = 'buy') AS buy_volume,",
+    ));
+    const { applied } = await migrate(embedded.url, testLog, sqlDir);
+    expect(applied[0]).toBe('aggregates/20_candles_5m.sql');
+    expect(applied).toContain('aggregates/30_candles_1h.sql');
+    expect(applied).toContain('views/20_candles.sql');
+    expect(applied).not.toContain('aggregates/10_candles_5m_by_exchange.sql');
+    const rows = await query((sql) => sql`SELECT vwap::float8 AS vwap FROM candles WHERE pair = 'BTCNGN' AND interval = '1h'`);
+    expect(rows).toEqual([{ vwap: 175 }]);
+    const materialized = await query((sql) => sql`
+      SELECT count(*)::int AS n FROM _timescaledb_catalog.continuous_agg ca
+      WHERE ca.user_view_name = 'candles_5m'`);
+    expect(materialized[0]!.n).toBe(1);
+  });
+});

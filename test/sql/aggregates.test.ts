@@ -1,0 +1,222 @@
+// The SQL layer against an independent TypeScript computation over the same trades: candles at
+// every level (per pair and per venue), VWAP, synthetic price, premium, EOD and index values.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../lib/db/connect.js';
+import { refreshAggregates } from '../../lib/db/refresh.js';
+import { insertFxRates, insertTrades, type TradeRow } from '../../pipeline/store.js';
+import { openTestDatabase } from '../support/db.js';
+import { generateFx, generateTrades } from '../support/market.js';
+import * as ref from '../support/reference.js';
+
+const start = new Date('2026-03-01T00:00:00Z');
+const HOURS = 50; // three UTC days, the last one partial
+const listings = {
+  BTCNGN: ['luno', 'quidax'],
+  ETHNGN: ['luno'],
+  USDTNGN: ['luno', 'quidax'],
+  BTCZAR: ['luno', 'valr', 'binance'],
+  BTCUSDT: ['binance'],
+  ETHUSDT: ['binance'],
+};
+
+let db: Database;
+let trades: TradeRow[];
+const fx = generateFx(start, HOURS);
+
+interface SqlCandle {
+  interval: string;
+  bucket: Date;
+  pair: string;
+  open: string;
+  high: string;
+  low: string;
+  close: string;
+  pv: string;
+  volume: string;
+  trades: string;
+  vwap: string;
+}
+
+async function sqlCandles(interval: ref.Interval): Promise<SqlCandle[]> {
+  return db.sql<SqlCandle[]>`
+    SELECT * FROM candles WHERE interval = ${interval} ORDER BY bucket, pair`;
+}
+
+function expectCandlesMatch(actual: Array<Omit<SqlCandle, 'interval'> & { exchange?: string }>, expected: ref.RefCandle[]) {
+  expect(actual.map((c) => `${c.bucket.getTime()}|${c.pair}|${c.exchange ?? ''}`)).toEqual(
+    expected.map((c) => `${c.bucket}|${c.pair}|${c.exchange ?? ''}`),
+  );
+  actual.forEach((c, i) => {
+    const e = expected[i]!;
+    const where = `${c.pair} ${c.exchange ?? ''} ${c.bucket.toISOString()}`;
+    expect(Number(c.open), where).toBe(e.open);
+    expect(Number(c.high), where).toBe(e.high);
+    expect(Number(c.low), where).toBe(e.low);
+    expect(Number(c.close), where).toBe(e.close);
+    expect(Number(c.trades), where).toBe(e.trades);
+    expect(ref.closeTo(c.volume, e.volume), where).toBe(true);
+    expect(ref.closeTo(c.pv, e.pv), where).toBe(true);
+    expect(ref.closeTo(c.vwap, e.vwap), `${where} vwap ${c.vwap} vs ${e.vwap}`).toBe(true);
+  });
+}
+
+async function expectAllLevelsMatch() {
+  for (const interval of ['5m', '1h', '1d'] as const) {
+    expectCandlesMatch(await sqlCandles(interval), ref.candles(trades, interval));
+  }
+  const byExchange = await db.sql<Array<SqlCandle & { exchange: string }>>`
+    SELECT *, pv / volume AS vwap FROM candles_5m_by_exchange ORDER BY bucket, pair, exchange`;
+  expectCandlesMatch(byExchange, ref.candles(trades, '5m', true));
+}
+
+beforeAll(async () => {
+  db = await openTestDatabase();
+  trades = generateTrades({ seed: 42, start, hours: HOURS, listings });
+  // All at once: the writer must split this into statements the embedded database survives.
+  const result = await insertTrades(db.sql, trades);
+  expect(result.inserted).toBe(trades.length);
+  await insertFxRates(db.sql, fx);
+  await refreshAggregates(db.sql, result.from, result.to);
+});
+
+afterAll(async () => {
+  await db?.close();
+});
+
+describe('candles', () => {
+  it('match an independent computation at 5m, 1h and 1d, per pair and per venue', async () => {
+    expect(trades.some((t) => t.time.getTime() % 86_400_000 === 0)).toBe(true); // day edges present
+    await expectAllLevelsMatch();
+  });
+
+  it('store a repeated trade once', async () => {
+    const again = await insertTrades(db.sql, trades.slice(0, 500));
+    expect(again.inserted).toBe(0);
+    const [{ count }] = await db.sql`SELECT count(*)::int AS count FROM trades`;
+    expect(count).toBe(trades.length);
+  });
+
+  it('take in late trades once the touched range is refreshed', async () => {
+    const late: TradeRow[] = [
+      // on the very first edge of the data, and in the middle of an already refreshed hour
+      { time: new Date(start.getTime() + 7), exchange: 'valr', pair: 'BTCZAR', tradeId: 'late-1', price: '1700000.50', amount: '0.25', side: 'buy' },
+      { time: new Date(start.getTime() + 5 * 3_600_000 + 123), exchange: 'quidax', pair: 'BTCNGN', tradeId: 'late-2', price: '142000000', amount: '1.5', side: 'sell' },
+    ];
+    const result = await insertTrades(db.sql, late);
+    expect(result.inserted).toBe(2);
+    trades = [...trades, ...late];
+    await refreshAggregates(db.sql, result.from, result.to);
+    await expectAllLevelsMatch();
+  });
+
+  it('show trades above the refreshed range before any refresh (real-time aggregation)', async () => {
+    // a new UTC day after all data: above every aggregate's watermark, so visible at all levels
+    const nextDay = new Date(start.getTime() + 3 * 86_400_000 + 60_000);
+    const fresh: TradeRow = { time: nextDay, exchange: 'luno', pair: 'ETHNGN', tradeId: 'rt-1', price: '5000000', amount: '2', side: 'buy' };
+    await insertTrades(db.sql, [fresh]);
+    trades = [...trades, fresh];
+    for (const interval of ['5m', '1h', '1d']) {
+      const rows = await db.sql`SELECT vwap FROM candles WHERE interval = ${interval} AND pair = 'ETHNGN' AND bucket <= ${nextDay} ORDER BY bucket DESC LIMIT 1`;
+      expect(rows.map((r) => Number(r.vwap)), interval).toEqual([5000000]);
+    }
+    await expectAllLevelsMatch();
+  });
+});
+
+describe('synthetic price and premium', () => {
+  it('is VWAP(BASE/USDT) x USD/QUOTE at the bucket, USDT at 1 USD, for every level', async () => {
+    for (const interval of ['5m', '1h', '1d'] as const) {
+      const all = ref.candles(trades, interval);
+      const rows = await db.sql`
+        SELECT bucket, pair, synthetic_price, premium, premium_pct
+        FROM candles_with_synthetic WHERE interval = ${interval} ORDER BY bucket, pair`;
+      const expected = all.filter((c) => !c.pair.endsWith('USDT'));
+      expect(rows.length).toBe(expected.length);
+      let checked = 0;
+      rows.forEach((r, i) => {
+        const c = expected[i]!;
+        const synthetic = ref.synthetic(all, fx, c);
+        expect(ref.closeTo(r.synthetic_price, synthetic), `${c.pair} ${interval} ${r.bucket.toISOString()}`).toBe(true);
+        if (synthetic !== null) {
+          checked++;
+          // a difference of two close numbers: compare on the scale of the price, not of the premium
+          expect(Math.abs(Number(r.premium) - (c.vwap - synthetic))).toBeLessThan(1e-9 * c.vwap);
+          expect(Math.abs(Number(r.premium_pct) - ((c.vwap - synthetic) / synthetic) * 100)).toBeLessThan(1e-7);
+        }
+      });
+      expect(checked).toBeGreaterThan(0);
+    }
+  });
+
+  it('premium_series groups the 5-minute premiums of each hour', async () => {
+    const all = ref.candles(trades, '5m');
+    const points = all
+      .filter((c) => c.pair === 'BTCNGN')
+      .map((c) => ({ c, s: ref.synthetic(all, fx, c) }))
+      .filter((p): p is { c: ref.RefCandle; s: number } => p.s !== null);
+    const byHour = new Map<number, number[]>();
+    for (const { c, s } of points) {
+      const h = Math.floor(c.bucket / 3_600_000) * 3_600_000;
+      byHour.set(h, [...(byHour.get(h) ?? []), ((c.vwap - s) / s) * 100]);
+    }
+    const rows = await db.sql`
+      SELECT * FROM premium_series('BTCNGN', '1h', ${start}, ${new Date(start.getTime() + 86_400_000 * 3)})`;
+    expect(rows.map((r) => r.bucket.getTime())).toEqual([...byHour.keys()].sort((a, b) => a - b));
+    for (const r of rows) {
+      const pcts = byHour.get(r.bucket.getTime())!;
+      expect(Number(r.data_points)).toBe(pcts.length);
+      expect(Math.abs(Number(r.max_premium_pct) - Math.max(...pcts))).toBeLessThan(1e-7);
+      expect(Math.abs(Number(r.min_premium_pct) - Math.min(...pcts))).toBeLessThan(1e-7);
+      expect(Math.abs(Number(r.avg_premium_pct) - pcts.reduce((a, b) => a + b, 0) / pcts.length)).toBeLessThan(1e-7);
+    }
+  });
+});
+
+describe('end of day', () => {
+  it('is the UTC day candle, and nothing for a day without trades', async () => {
+    const days = ref.candles(trades, '1d');
+    for (const d of days) {
+      const date = new Date(d.bucket).toISOString().slice(0, 10);
+      const [row] = await db.sql`SELECT * FROM eod(${d.pair}, ${date}::date)`;
+      expect(row, `${d.pair} ${date}`).toBeDefined();
+      expect(Number(row!.open)).toBe(d.open);
+      expect(Number(row!.close)).toBe(d.close);
+      expect(Number(row!.high)).toBe(d.high);
+      expect(Number(row!.low)).toBe(d.low);
+      expect(ref.closeTo(row!.vwap, d.vwap)).toBe(true);
+      expect(ref.closeTo(row!.total_volume, d.volume)).toBe(true);
+    }
+    expect(await db.sql`SELECT * FROM eod('BTCNGN', '2026-02-27')`).toHaveLength(0);
+  });
+});
+
+describe('indices', () => {
+  const at = new Date(start.getTime() + 30 * 3_600_000 + 17_000);
+
+  function latestVwap(pair: string, all: ref.RefCandle[]): number | null {
+    const c = all.filter((x) => x.pair === pair && x.bucket <= at.getTime() && x.bucket > at.getTime() - 86_400_000).at(-1);
+    return c ? c.vwap : null;
+  }
+
+  it('MXNCI is 0.60 BTCNGN + 0.25 ETHNGN + 0.15 USDTNGN at the newest 5-minute VWAPs', async () => {
+    const all = ref.candles(trades, '5m');
+    const expected = 0.6 * latestVwap('BTCNGN', all)! + 0.25 * latestVwap('ETHNGN', all)! + 0.15 * latestVwap('USDTNGN', all)!;
+    const [row] = await db.sql`SELECT * FROM index_mxnci(${at})`;
+    expect(ref.closeTo(row!.value, expected)).toBe(true);
+    expect(Object.keys(row!.components).sort()).toEqual(['BTCNGN', 'ETHNGN', 'USDTNGN']);
+    expect(Number(row!.components.BTCNGN.weight)).toBe(0.6);
+  });
+
+  it('ACLI is the 24-hour USD volume of the public pairs', async () => {
+    const all = ref.candles(trades, '5m').filter((c) => !c.pair.endsWith('USDT') && c.bucket >= at.getTime() - 86_400_000 && c.bucket < at.getTime());
+    const usd = new Map<string, number>();
+    for (const c of all) {
+      const rate = ref.fxAt(fx, ref.splitPair(c.pair).quote, at.getTime())!;
+      usd.set(c.pair, (usd.get(c.pair) ?? 0) + c.pv / rate);
+    }
+    const total = [...usd.values()].reduce((a, b) => a + b, 0);
+    const [row] = await db.sql`SELECT * FROM index_acli(${at})`;
+    expect(ref.closeTo(row!.value, total)).toBe(true);
+    for (const [pair, v] of usd) expect(ref.closeTo(row!.components[pair].weight, v / total, 1e-8)).toBe(true);
+  });
+});

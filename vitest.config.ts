@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    exclude: ['test/**/*.live.test.ts', 'node_modules/**'],
+    // Each integration file starts its own embedded database; two cores, so two at a time.
+    pool: 'forks',
+    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+  },
+});
