@@ -21,6 +21,8 @@ export interface Config {
   readonly fxCycleSeconds: number;
   readonly gatewaySecret: string | undefined;
   readonly certSecret: string | undefined;
+  readonly certEd25519Key: string | undefined;
+  readonly trustProxy: boolean;
   readonly publicUrl: string;
   readonly version: string;
 }
@@ -84,6 +86,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     fxCycleSeconds: integer(env, 'FX_CYCLE_SECONDS', 3600, 1, 86400),
     gatewaySecret: env.GATEWAY_SECRET || undefined,
     certSecret: env.CERT_HMAC_SECRET || undefined,
+    certEd25519Key: env.CERT_ED25519_PRIVATE_KEY || undefined,
+    trustProxy: oneOf(env, 'TRUST_PROXY', ['0', '1'], '0') === '1',
     publicUrl: env.PUBLIC_URL || `http://localhost:${port}`,
     version: '1.3.0',
     ...overrides,

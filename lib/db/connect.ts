@@ -7,7 +7,7 @@ import type { Logger } from '../log.js';
 import { startEmbedded } from './embedded.js';
 import { migrate } from './migrate.js';
 
-export type Sql = postgres.Sql<Record<string, never>>;
+export type Sql = postgres.Sql;
 
 export interface Database {
   readonly sql: Sql;
@@ -31,7 +31,7 @@ export function createPool(url: string, max: number): Sql {
     types: {},
     connection: { application_name: 'afrates' },
     idle_timeout: max === 1 ? 0 : 30,
-  }) as unknown as Sql;
+  });
 }
 
 export async function openDatabase(config: Config, log: Logger, opts: OpenOptions = {}): Promise<Database> {

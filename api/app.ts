@@ -1,0 +1,44 @@
+// The API is this middleware list, in this order.
+import bodyParser from '@koa/bodyparser';
+import cors from '@koa/cors';
+import Router from '@koa/router';
+import Koa from 'koa';
+import compress from 'koa-compress';
+import type { AppDeps, AppState } from './context.js';
+import { authenticate, requireKey } from './middleware/auth.js';
+import { renderErrors } from './middleware/errors.js';
+import { measure } from './middleware/metrics.js';
+import { rateLimit } from './middleware/rateLimit.js';
+import { requestId } from './middleware/requestId.js';
+import { mountOpenApi } from './routes/openapi.js';
+import { operations, routeModules } from './routes/index.js';
+
+const NO_KEY = new Set(['/v1/health', '/v1/auth/free-key', '/v1/openapi.json', '/v1/certificates/keys']);
+const NOT_LIMITED = new Set(['/v1/health']);
+
+export function createApp(deps: AppDeps): Koa<AppState> {
+  const router = new Router<AppState>();
+  for (const m of routeModules) m.mount(router, deps);
+  mountOpenApi(router, deps, operations);
+
+  const app = new Koa<AppState>({ proxy: deps.config.trustProxy });
+  app.use(requestId());
+  app.use(measure(deps.metrics, deps.log));
+  app.use(renderErrors());
+  app.use(cors({ allowMethods: ['GET', 'POST', 'OPTIONS'], exposeHeaders: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id'] }));
+  app.use(compress({ threshold: 2048 }));
+  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '16kb', encoding: 'utf-8' }));
+  app.use(authenticate(deps.keys, deps.config.gatewaySecret));
+  app.use(rateLimit(deps.limiter, NOT_LIMITED));
+  app.use(requireKey(NO_KEY));
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: false }));
+
+  app.on('error', (err: unknown, ctx?: { state?: AppState }) => {
+    deps.log.error({ err, requestId: ctx?.state?.requestId }, 'request failed');
+  });
+  app.on('unavailable', (err: unknown, ctx?: { state?: AppState }) => {
+    deps.log.warn({ err: (err as Error)?.message, requestId: ctx?.state?.requestId }, 'answered 503');
+  });
+  return app;
+}

@@ -1,0 +1,50 @@
+// What the API is built from (AppDeps) and what a request carries through the middleware (AppState).
+import type Koa from 'koa';
+import type Router from '@koa/router';
+import type { Config } from '../lib/config.js';
+import type { Sql } from '../lib/db/connect.js';
+import type { Logger } from '../lib/log.js';
+import type { Tier } from './tiers.js';
+import type { KeyStore } from './keys/store.js';
+import type { RateLimiter } from './limits/limiter.js';
+import type { LiveSnapshot } from './live/snapshot.js';
+import type { RequestMetrics } from './middleware/metrics.js';
+import type { CertificateSigner } from './certificates/signer.js';
+import type { Redis } from 'ioredis';
+
+/** Who is calling: a key's owner, or a marketplace gateway user. */
+export interface Customer {
+  /** Stable id for limits and quotas: `key:<id>` or `gateway:<user>`. */
+  readonly id: string;
+  readonly tier: Tier;
+  readonly name: string | null;
+}
+
+export interface PairInfo {
+  readonly pair: string;
+  readonly base: string;
+  readonly quote: string;
+}
+
+export interface AppState {
+  requestId: string;
+  customer?: Customer;
+}
+
+export interface AppDeps {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly sql: Sql;
+  readonly redis: Redis | null;
+  readonly keys: KeyStore;
+  readonly limiter: RateLimiter;
+  readonly snapshot: LiveSnapshot;
+  readonly metrics: RequestMetrics;
+  readonly signer: CertificateSigner;
+  readonly startedAt: Date;
+  /** The public pairs, by identifier (loaded from the pairs table at start). */
+  readonly pairs: ReadonlyMap<string, PairInfo>;
+}
+
+export type AppContext = Koa.ParameterizedContext<AppState, Router.RouterParamContext<AppState>>;
+export type AppRouter = Router<AppState>;

@@ -1,0 +1,35 @@
+// Wire formats the contract fixes: timestamps with a +00:00 offset (never Z), dates YYYY-MM-DD,
+// numbers as JSON numbers (the database hands numeric back as exact strings).
+
+export function timestamp(d: Date | number): string {
+  const iso = new Date(d).toISOString(); // 2026-01-01T00:00:00.000Z
+  return iso.endsWith('.000Z') ? `${iso.slice(0, 19)}+00:00` : `${iso.slice(0, 23)}+00:00`;
+}
+
+export function date(d: Date | number): string {
+  return new Date(d).toISOString().slice(0, 10);
+}
+
+/** numeric text -> number, null stays null. Rounded to 12 significant digits: honest precision. */
+export function num(v: string | number | null | undefined): number | null {
+  if (v === null || v === undefined) return null;
+  const n = Number(v);
+  return Number.isFinite(n) ? Number(n.toPrecision(12)) : null;
+}
+
+export function round(n: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+}
+
+/** Start of a UTC day given as YYYY-MM-DD. */
+export function dayStart(day: string): Date {
+  return new Date(`${day}T00:00:00Z`);
+}
+
+/** Parses the +00:00 (or Z) timestamps we hand out; null when it is not one. */
+export function parseTimestamp(text: string): Date | null {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(\+00:00|Z)$/.test(text)) return null;
+  const d = new Date(text.replace('+00:00', 'Z'));
+  return Number.isNaN(d.getTime()) ? null : d;
+}

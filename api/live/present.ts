@@ -1,0 +1,122 @@
+// Turns a snapshot entry into the contract's Live rate object for one tier, at request time:
+// ages, quality, status and confidence move with the clock even between snapshot refreshes.
+// A field the tier may not see is absent, never null.
+import type { CertificateSigner } from '../certificates/signer.js';
+import { canonicalJson } from '../certificates/signer.js';
+import { num, timestamp } from '../format.js';
+import { atLeast, type Tier } from '../tiers.js';
+import * as v from '../verification.js';
+import type { LiveEntry } from './snapshot.js';
+
+export interface PresentOptions {
+  readonly tier: Tier;
+  readonly includeSynthetic?: boolean;
+  readonly includeSources?: boolean;
+  readonly includeAudit?: boolean;
+  readonly now: Date;
+  readonly signer: CertificateSigner;
+}
+
+export interface Assessment {
+  readonly ageSeconds: number;
+  readonly status: v.VerificationStatus;
+  readonly quality: v.DataQuality;
+  readonly confidence: number;
+  readonly divergence: number | null;
+  readonly flags: string[];
+}
+
+export function assess(e: LiveEntry, now: Date): Assessment {
+  const ageSeconds = Math.max(0, Math.floor((now.getTime() - e.time.getTime()) / 1000));
+  const syntheticOnly = e.calculation === 'synthetic';
+  const fresh = e.used.filter((s) => now.getTime() - s.lastTradeAt.getTime() <= v.FRESH_SECONDS * 1000).length;
+  const divergence = syntheticOnly ? null : v.divergence(e.rate, e.synthetic?.price ?? null);
+  const quality = v.dataQuality(fresh, ageSeconds, syntheticOnly);
+  const flags: string[] = [];
+  if (syntheticOnly) flags.push('synthetic_only');
+  if (e.used.length === 1) flags.push('single_source');
+  if (e.excluded.length > 0) flags.push('outlier_excluded');
+  if (quality === 'stale') flags.push('stale');
+  if (e.synthetic?.fxStale) flags.push('fx_stale');
+  return {
+    ageSeconds,
+    status: v.verificationStatus(divergence, e.quote, syntheticOnly),
+    quality,
+    confidence: v.confidence({
+      sources: e.used.length,
+      dispersion: v.dispersion(e.used.map((s) => s.price)),
+      divergence,
+      quote: e.quote,
+      ageSeconds,
+    }),
+    divergence,
+    flags,
+  };
+}
+
+function notes(e: LiveEntry, a: Assessment): string {
+  if (e.calculation === 'synthetic') {
+    return `No exchange trades in the last 24 hours: rate is the synthetic cross-rate ${e.base}/USDT x USD/${e.quote}.`;
+  }
+  const names = e.used.map((s) => s.exchange).join(', ');
+  const parts = [`VWAP of ${e.used.length} exchange${e.used.length === 1 ? '' : 's'} (${names}).`];
+  if (a.divergence !== null) {
+    parts.push(`${Math.abs(v.percent(a.divergence, 2))}% ${a.divergence >= 0 ? 'above' : 'below'} the synthetic cross-rate.`);
+  }
+  if (e.excluded.length) parts.push(`Left out as outliers: ${e.excluded.map((s) => s.exchange).join(', ')}.`);
+  return parts.join(' ');
+}
+
+export function auditPayload(e: LiveEntry): string {
+  return canonicalJson({
+    pair: e.pair,
+    rate: String(num(e.rate)),
+    sources: e.calculation === 'synthetic' ? ['synthetic'] : e.used.map((s) => s.exchange),
+    time: timestamp(e.time),
+  });
+}
+
+export function presentLive(e: LiveEntry, o: PresentOptions): Record<string, unknown> {
+  const a = assess(e, o.now);
+  const sources =
+    e.calculation === 'synthetic'
+      ? [{ exchange: 'synthetic', rate: num(e.rate), time: timestamp(e.time) }]
+      : e.used.map((s) => ({ exchange: s.exchange, rate: num(s.price), time: timestamp(s.lastTradeAt) }));
+  const out: Record<string, unknown> = {
+    rate: num(e.rate),
+    calculation: e.calculation,
+    data_freshness_seconds: a.ageSeconds,
+    sources,
+    status: a.status,
+    data_quality: a.quality,
+  };
+  if (!atLeast(o.tier, 'builder')) return out;
+
+  out.confidence = a.confidence;
+  out.synthetic_divergence_pct = a.divergence === null ? null : v.percent(a.divergence);
+  out.notes = notes(e, a);
+  out.flags = a.flags;
+  if (o.includeSources || o.includeSynthetic) {
+    const pricing: Record<string, unknown> = {};
+    if (o.includeSources) {
+      pricing.exchange = {
+        method: e.calculation === 'vwap' ? 'vwap' : 'synthetic',
+        price: num(e.rate),
+        sources: e.used.map((s) => ({ exchange: s.exchange, price: num(s.price), weight: num(s.weight), last_update: timestamp(s.lastTradeAt) })),
+      };
+    }
+    if (o.includeSynthetic && e.synthetic) {
+      pricing.synthetic = {
+        method: 'cross_rate',
+        price: num(e.synthetic.price),
+        divergence: a.divergence === null ? null : num(a.divergence),
+        divergence_pct: a.divergence === null ? null : `${v.percent(a.divergence, 2).toFixed(2)}%`,
+      };
+    }
+    out.pricing = pricing;
+  }
+  if (o.includeAudit && atLeast(o.tier, 'enterprise')) {
+    out.audit = { signature: `sha256:${o.signer.hmac(auditPayload(e))}` };
+  }
+  return out;
+}

@@ -1,0 +1,182 @@
+// The newest rate of every public pair, held in memory. The pipeline calls refresh() after each
+// ingest cycle (or, in a process without the pipeline, follow() notices new cycles), so a live or
+// markets request never queries the database. What depends on the clock (age, quality, status,
+// confidence) is worked out per request in api/live/present.ts.
+import type { Sql } from '../../lib/db/connect.js';
+import type { Logger } from '../../lib/log.js';
+import { median, STALE_SECONDS } from '../verification.js';
+
+export interface SourceQuote {
+  readonly exchange: string;
+  readonly price: number;
+  readonly volume: number;
+  readonly pv: number;
+  readonly lastTradeAt: Date;
+}
+
+export interface LiveEntry {
+  readonly pair: string;
+  readonly base: string;
+  readonly quote: string;
+  readonly rate: number;
+  readonly calculation: 'vwap' | 'synthetic';
+  /** Sources that went into the rate, with their share of the volume. */
+  readonly used: readonly (SourceQuote & { weight: number })[];
+  readonly excluded: readonly SourceQuote[];
+  /** Time of the newest data behind the rate. */
+  readonly time: Date;
+  readonly synthetic: { readonly price: number; readonly time: Date; readonly fxStale: boolean } | null;
+}
+
+interface SourceRow {
+  pair: string;
+  exchange: string;
+  vwap: string;
+  pv: string;
+  volume: string;
+  last_trade_at: Date;
+}
+
+interface SyntheticRow {
+  pair: string;
+  price: string | null;
+  usd_price_at: Date | null;
+  fx_updated_at: Date | null;
+  fx_fresh_sources: number | null;
+}
+
+export interface SnapshotOptions {
+  /** A source deviating from the median of the others by more than this fraction is left out. */
+  readonly outlierLimit?: number;
+  readonly now?: () => Date;
+}
+
+export class LiveSnapshot {
+  private entries = new Map<string, LiveEntry>();
+  private pairs: { pair: string; base: string; quote: string }[] = [];
+  /** pair|exchange currently left out as outliers; they return below half the limit (no flapping). */
+  private readonly outliers = new Set<string>();
+  private lastCycle: string | null = null;
+  private followTimer: NodeJS.Timeout | undefined;
+  builtAt: Date | null = null;
+  private readonly outlierLimit: number;
+  private readonly now: () => Date;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly log: Logger,
+    opts: SnapshotOptions = {},
+  ) {
+    this.outlierLimit = opts.outlierLimit ?? 0.05;
+    this.now = opts.now ?? (() => new Date());
+  }
+
+  get(pair: string): LiveEntry | undefined {
+    return this.entries.get(pair);
+  }
+
+  all(): LiveEntry[] {
+    return [...this.entries.values()];
+  }
+
+  async refresh(): Promise<void> {
+    const now = this.now();
+    if (this.pairs.length === 0) {
+      this.pairs = await this.sql<{ pair: string; base: string; quote: string }[]>`
+        SELECT pair, base, quote FROM pairs WHERE visibility = 'public' ORDER BY pair`;
+    }
+    const sources = await this.sql<SourceRow[]>`SELECT * FROM live_sources(${now})`;
+    const synthetic = await this.sql<SyntheticRow[]>`SELECT * FROM synthetic_at(${now})`;
+    const byPair = new Map<string, SourceQuote[]>();
+    for (const s of sources) {
+      const list = byPair.get(s.pair) ?? [];
+      list.push({ exchange: s.exchange, price: Number(s.vwap), volume: Number(s.volume), pv: Number(s.pv), lastTradeAt: s.last_trade_at });
+      byPair.set(s.pair, list);
+    }
+    const synByPair = new Map(synthetic.map((s) => [s.pair, s]));
+    const next = new Map<string, LiveEntry>();
+    for (const p of this.pairs) {
+      const entry = this.combine(p, byPair.get(p.pair) ?? [], synByPair.get(p.pair), now);
+      if (entry) next.set(p.pair, entry);
+    }
+    this.entries = next;
+    this.builtAt = now;
+  }
+
+  private combine(p: { pair: string; base: string; quote: string }, all: SourceQuote[], syn: SyntheticRow | undefined, now: Date): LiveEntry | null {
+    const synthetic =
+      syn?.price != null
+        ? {
+            price: Number(syn.price),
+            time: new Date(Math.min(...[syn.usd_price_at, syn.fx_updated_at].filter((d): d is Date => d !== null).map((d) => d.getTime()))),
+            fxStale: (syn.fx_fresh_sources ?? 0) === 0,
+          }
+        : null;
+    // Within the last hour if any venue traded then; otherwise whatever the last 24 hours hold.
+    const recent = all.filter((s) => now.getTime() - s.lastTradeAt.getTime() <= STALE_SECONDS * 1000);
+    const candidates = recent.length > 0 ? recent : all;
+    const excluded = this.excludeOutliers(p.pair, candidates);
+    const used = candidates.filter((s) => !excluded.includes(s));
+    if (used.length > 0) {
+      const pv = used.reduce((a, s) => a + s.pv, 0);
+      const volume = used.reduce((a, s) => a + s.volume, 0);
+      return {
+        ...p,
+        rate: pv / volume,
+        calculation: 'vwap',
+        used: used.map((s) => ({ ...s, weight: s.volume / volume })),
+        excluded,
+        time: new Date(Math.max(...used.map((s) => s.lastTradeAt.getTime()))),
+        synthetic,
+      };
+    }
+    if (!synthetic) return null;
+    return { ...p, rate: synthetic.price, calculation: 'synthetic', used: [], excluded, time: synthetic.time, synthetic };
+  }
+
+  /** Median-of-the-others test with hysteresis; needs three sources to have a majority. */
+  private excludeOutliers(pair: string, sources: SourceQuote[]): SourceQuote[] {
+    if (sources.length < 3) {
+      for (const s of sources) this.outliers.delete(`${pair}|${s.exchange}`);
+      return [];
+    }
+    const out: SourceQuote[] = [];
+    for (const s of sources) {
+      const key = `${pair}|${s.exchange}`;
+      const others = median(sources.filter((o) => o !== s).map((o) => o.price));
+      const deviation = Math.abs(s.price - others) / others;
+      const wasOut = this.outliers.has(key);
+      if (deviation > this.outlierLimit || (wasOut && deviation >= this.outlierLimit / 2)) {
+        out.push(s);
+        if (!wasOut) this.log.warn({ pair, exchange: s.exchange, deviation }, 'source excluded as an outlier');
+        this.outliers.add(key);
+      } else {
+        this.outliers.delete(key);
+      }
+    }
+    // never exclude a majority: then it is the market that moved, not the sources
+    return out.length * 2 < sources.length ? out : [];
+  }
+
+  /** In a process without the pipeline: rebuild whenever a new ingest cycle has been recorded. */
+  follow(everyMs = 5_000): void {
+    const tick = async () => {
+      try {
+        const [row] = await this.sql<{ id: string | null }[]>`SELECT max(id)::text AS id FROM ingest_cycles`;
+        const id = row?.id ?? null;
+        if (id !== this.lastCycle) {
+          this.lastCycle = id;
+          await this.refresh();
+        }
+      } catch (err) {
+        this.log.warn({ err }, 'live snapshot refresh failed');
+      }
+    };
+    this.followTimer = setInterval(() => void tick(), everyMs);
+    this.followTimer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.followTimer);
+  }
+}

@@ -1,0 +1,45 @@
+// A route's description: enough for the OpenAPI document (api/routes/openapi.ts) and for tier
+// gating, kept beside the handler in each api/routes/<resource>.ts.
+import type { AppContext, AppDeps, AppRouter, PairInfo } from './context.js';
+import { ApiError, validationError } from './errors.js';
+import { timestamp } from './format.js';
+import { atLeast, tierLabel, type Tier } from './tiers.js';
+import type { ObjectSchema } from './validate.js';
+
+export interface Operation {
+  readonly method: 'get' | 'post';
+  /** Koa path, e.g. /v1/certificates/:pair */
+  readonly path: string;
+  readonly summary: string;
+  /** Lowest tier allowed; null = no API key needed. */
+  readonly tier: Tier | null;
+  readonly query?: ObjectSchema;
+  readonly params?: ObjectSchema;
+  readonly body?: ObjectSchema;
+  readonly response: object;
+  readonly status?: number;
+}
+
+export interface RouteModule {
+  readonly operations: readonly Operation[];
+  mount(router: AppRouter, deps: AppDeps): void;
+}
+
+/** 403 tier_restricted unless the caller's tier is at least `needed`. */
+export function requireTier(ctx: AppContext, needed: Tier, what: string): void {
+  const tier = ctx.state.customer?.tier ?? 'free';
+  if (!atLeast(tier, needed)) {
+    throw new ApiError(403, 'tier_restricted', `${what} requires the ${tierLabel(needed)} tier or higher; this key is ${tierLabel(tier)}.`);
+  }
+}
+
+/** A public pair identifier (case-insensitive), or 400 naming the parameter. */
+export function knownPair(deps: AppDeps, raw: string, param: string): PairInfo {
+  const info = deps.pairs.get(raw.toUpperCase());
+  if (!info) throw validationError(`unknown pair '${raw.slice(0, 20)}' in '${param}'; GET /v1/pairs lists the supported pairs`);
+  return info;
+}
+
+export function meta(ctx: AppContext, started: number): { request_id: string; timestamp: string; latency_ms: number } {
+  return { request_id: ctx.state.requestId, timestamp: timestamp(Date.now()), latency_ms: Math.round(performance.now() - started) };
+}

@@ -1,0 +1,42 @@
+// POST /v1/auth/free-key: a free-tier key at once, no account. One active free key per email;
+// at most 5 issued an hour per client address. The key is in this response and nowhere else.
+import type { AppContext, AppDeps, AppRouter } from '../context.js';
+import { ApiError } from '../errors.js';
+import { type Operation } from '../operation.js';
+import { KEY_RESPONSE } from '../schemas.js';
+import { TIER_RULES } from '../tiers.js';
+import { parseBody } from '../validate.js';
+
+const body = {
+  type: 'object',
+  required: ['email'],
+  additionalProperties: false,
+  properties: {
+    email: { type: 'string', format: 'email', maxLength: 254 },
+    customer_name: { type: 'string', minLength: 1, maxLength: 200 },
+  },
+} as const;
+
+export const operations: Operation[] = [
+  { method: 'post', path: '/v1/auth/free-key', summary: 'Issue a free-tier API key (shown once)', tier: null, body, response: KEY_RESPONSE, status: 201 },
+];
+
+export function mount(router: AppRouter, deps: AppDeps): void {
+  router.post('/v1/auth/free-key', async (ctx: AppContext) => {
+    const input = parseBody(body, (ctx.request as { body?: unknown }).body);
+    await deps.limiter.consumeIssuance(ctx.ip);
+    if (await deps.keys.activeFreeKey(input.email)) {
+      throw new ApiError(409, 'conflict', 'This email already has an active free key; keys are shown only once. Ask support to rotate it.');
+    }
+    const { apiKey } = await deps.keys.issue({ tier: 'free', customerName: input.customer_name ?? null, email: input.email });
+    const rules = TIER_RULES.free;
+    ctx.status = 201;
+    ctx.body = {
+      api_key: apiKey,
+      tier: 'free',
+      rate_limit: `${rules.perMinute} requests per minute`,
+      monthly_quota: rules.perMonth,
+      message: 'Store this key now: it is shown only once and cannot be retrieved again. Send it in the X-API-Key header.',
+    };
+  });
+}

@@ -1,0 +1,37 @@
+// GET /v1/rates/eod: one UTC day's OHLCV snapshot (sql/views/60_eod.sql).
+import type { AppContext, AppDeps, AppRouter } from '../context.js';
+import { notFound } from '../errors.js';
+import { date, num } from '../format.js';
+import { knownPair, type Operation } from '../operation.js';
+import { EOD_RESPONSE } from '../schemas.js';
+import { DATE, PAIR, parseQuery } from '../validate.js';
+
+const query = {
+  type: 'object',
+  required: ['pair', 'date'],
+  additionalProperties: false,
+  properties: { pair: PAIR, date: DATE },
+} as const;
+
+export const operations: Operation[] = [
+  { method: 'get', path: '/v1/rates/eod', summary: 'End-of-day OHLCV snapshot (UTC day)', tier: 'free', query, response: EOD_RESPONSE },
+];
+
+export function mount(router: AppRouter, deps: AppDeps): void {
+  router.get('/v1/rates/eod', async (ctx: AppContext) => {
+    const q = parseQuery(query, ctx.query);
+    const pair = knownPair(deps, q.pair, 'pair');
+    const [row] = await deps.sql`SELECT * FROM eod(${pair.pair}, ${q.date}::date)`;
+    if (!row) throw notFound(`No trades for ${pair.pair} on ${q.date}.`);
+    ctx.body = {
+      date: date(row.date),
+      pair: row.pair,
+      open: num(row.open),
+      high: num(row.high),
+      low: num(row.low),
+      close: num(row.close),
+      vwap: num(row.vwap),
+      total_volume: num(row.total_volume),
+    };
+  });
+}

@@ -1,0 +1,68 @@
+// GET /v1/health: no key, not rate limited. Reports what is true now: database and Redis reached,
+// collector and FX cycles recent, data ages, uptime and the last 24 hours of requests.
+import type { AppContext, AppDeps, AppRouter } from '../context.js';
+import { timestamp } from '../format.js';
+import { type Operation } from '../operation.js';
+import { HEALTH_RESPONSE } from '../schemas.js';
+
+export const operations: Operation[] = [
+  { method: 'get', path: '/v1/health', summary: 'Service health (no key needed, not rate limited)', tier: null, response: HEALTH_RESPONSE },
+];
+
+async function within<T>(ms: number, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([work, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+interface CycleState {
+  trades_at: Date | null;
+  fx_at: Date | null;
+  market: 'real' | 'simulated' | null;
+  newest_trade: Date | null;
+  newest_fx: Date | null;
+}
+
+export function mount(router: AppRouter, deps: AppDeps): void {
+  router.get('/v1/health', async (ctx: AppContext) => {
+    const now = Date.now();
+    let state: CycleState | undefined;
+    try {
+      [state] = await within(2_000, deps.sql<CycleState[]>`
+        SELECT (SELECT max(finished_at) FROM ingest_cycles WHERE kind = 'trades' AND errors = '[]'::jsonb) AS trades_at,
+               (SELECT max(finished_at) FROM ingest_cycles WHERE kind = 'fx' AND errors = '[]'::jsonb) AS fx_at,
+               (SELECT market FROM ingest_cycles ORDER BY id DESC LIMIT 1) AS market,
+               (SELECT max(time) FROM trades WHERE time > now() - INTERVAL '7 days') AS newest_trade,
+               (SELECT max(time) FROM fx_rates WHERE time > now() - INTERVAL '7 days') AS newest_fx`);
+    } catch {
+      state = undefined; // database unreachable: reported, not thrown
+    }
+    let redis: 'ok' | 'error' | 'disabled' = 'disabled';
+    if (deps.redis) redis = await within(1_000, deps.redis.ping()).then(() => 'ok' as const, () => 'error' as const);
+
+    const age = (d: Date | null | undefined) => (d ? Math.max(0, Math.floor((now - d.getTime()) / 1000)) : null);
+    const collectorOk = state?.trades_at != null && now - state.trades_at.getTime() <= 3 * deps.config.cycleSeconds * 1000 + 60_000;
+    const fxOk = state?.fx_at != null && now - state.fx_at.getTime() <= 2 * deps.config.fxCycleSeconds * 1000 + 60_000;
+    const database = state ? 'ok' : 'error';
+    const mode = state?.market ?? deps.config.market;
+    if (mode === 'simulated') ctx.set('X-Afrates-Data', 'simulated');
+    ctx.body = {
+      status: database === 'ok' && collectorOk ? 'ok' : 'degraded',
+      mode,
+      timestamp: timestamp(now),
+      version: mode === 'simulated' ? `${deps.config.version}+simulated` : deps.config.version,
+      uptime_seconds: Math.floor((now - deps.startedAt.getTime()) / 1000),
+      services: {
+        database,
+        redis,
+        data_collector: collectorOk ? 'ok' : 'error',
+        fx_updates: fxOk ? 'ok' : 'error',
+      },
+      data_freshness: { crypto_prices_age_seconds: age(state?.newest_trade), fx_rates_age_seconds: age(state?.newest_fx) },
+      metrics: deps.metrics.summary(now),
+    };
+  });
+}

@@ -1,0 +1,118 @@
+// GET /v1/rates/historical: OHLCV candles with per-candle verification, keyset-paginated.
+import type { AppContext, AppDeps, AppRouter } from '../context.js';
+import { ApiError, validationError } from '../errors.js';
+import { date, dayStart, num, parseTimestamp, timestamp } from '../format.js';
+import { candlePage, venuePrices, type CandleRow } from '../queries/candles.js';
+import { knownPair, type Operation } from '../operation.js';
+import { HISTORICAL_RESPONSE } from '../schemas.js';
+import { DEFAULT_PAGE, TIER_RULES, atLeast, tierLabel } from '../tiers.js';
+import { DATE, PAIR, parseQuery } from '../validate.js';
+import * as v from '../verification.js';
+
+const DAY_MS = 86_400_000;
+const WIDTH_MS = { '5m': 300_000, '1h': 3_600_000, '1d': DAY_MS } as const;
+const WIDTH_SQL = { '5m': '5 minutes', '1h': '1 hour', '1d': '1 day' } as const;
+
+const query = {
+  type: 'object',
+  required: ['pair', 'start', 'end'],
+  additionalProperties: false,
+  properties: {
+    pair: PAIR,
+    start: { ...DATE, description: 'first UTC day, inclusive' },
+    end: { ...DATE, description: 'last UTC day, inclusive' },
+    interval: { enum: ['5m', '1h', '1d'], default: '1h' },
+    limit: { type: 'integer', minimum: 1, maximum: 10_000, description: `candles per page; default ${DEFAULT_PAGE}, at most the tier's maximum` },
+    cursor: { type: 'string', maxLength: 40, description: 'meta.next_cursor of the previous page, unchanged' },
+  },
+} as const;
+
+export const operations: Operation[] = [
+  { method: 'get', path: '/v1/rates/historical', summary: 'OHLCV candles for one pair, cursor-paginated', tier: 'free', query, response: HISTORICAL_RESPONSE },
+];
+
+function verification(c: CandleRow, prices: number[], full: boolean): Record<string, unknown> {
+  const vwap = c.vwap === null ? null : Number(c.vwap);
+  const synthetic = c.synthetic_price === null ? null : Number(c.synthetic_price);
+  const div = vwap === null ? null : v.divergence(vwap, synthetic);
+  const out: Record<string, unknown> = {
+    status: v.verificationStatus(div, c.quote),
+    data_quality: prices.length >= 2 ? 'high' : prices.length === 1 ? 'medium' : 'low',
+  };
+  if (full) {
+    out.confidence = v.confidence({ sources: prices.length, dispersion: v.dispersion(prices), divergence: div, quote: c.quote, ageSeconds: 0 });
+    out.divergence_pct = div === null ? null : v.percent(div);
+    out.synthetic_price = num(synthetic);
+    out.sources_count = prices.length;
+  }
+  return out;
+}
+
+export function mount(router: AppRouter, deps: AppDeps): void {
+  router.get('/v1/rates/historical', async (ctx: AppContext) => {
+    const q = parseQuery(query, ctx.query);
+    const tier = ctx.state.customer!.tier;
+    const rules = TIER_RULES[tier];
+    const pair = knownPair(deps, q.pair, 'pair');
+    const interval = q.interval as '5m' | '1h' | '1d';
+    const from = dayStart(q.start);
+    const to = new Date(dayStart(q.end).getTime() + DAY_MS);
+    if (to <= from) throw validationError("'end' must not be before 'start'");
+    const limit = q.limit ?? Math.min(DEFAULT_PAGE, rules.maxPage);
+    if (limit > rules.maxPage) throw validationError(`'limit' must be from 1 to ${rules.maxPage} on the ${tierLabel(tier)} tier`);
+    if (!rules.intervals.includes(interval)) {
+      throw new ApiError(403, 'interval_not_available', `The ${interval} interval is not available on the ${tierLabel(tier)} tier (${rules.intervals.join(', ')}).`);
+    }
+    if (rules.historyDays !== null) {
+      const oldest = new Date(Math.floor(Date.now() / DAY_MS) * DAY_MS - rules.historyDays * DAY_MS);
+      if (from < oldest) {
+        throw new ApiError(403, 'history_limit_exceeded', `The ${tierLabel(tier)} tier reaches back ${rules.historyDays} days: 'start' must be ${date(oldest)} or later.`);
+      }
+    }
+    let after: Date | null = null;
+    if (q.cursor !== undefined) {
+      after = parseTimestamp(q.cursor);
+      if (!after) throw validationError("'cursor' must be the meta.next_cursor of a previous page");
+      if (after < from || after >= to) throw validationError("'cursor' lies outside [start, end]");
+    }
+
+    const rows = await candlePage(deps.sql, { pair: pair.pair, interval, from, to, after, limit });
+    const hasMore = rows.length > limit;
+    const page = hasMore ? rows.slice(0, limit) : rows;
+    const prices = new Map<number, number[]>();
+    if (page.length > 0) {
+      const last = page[page.length - 1]!.bucket.getTime() + WIDTH_MS[interval];
+      for (const r of await venuePrices(deps.sql, pair.pair, WIDTH_SQL[interval], page[0]!.bucket, new Date(last))) {
+        const list = prices.get(r.bucket.getTime()) ?? [];
+        list.push(Number(r.vwap));
+        prices.set(r.bucket.getTime(), list);
+      }
+    }
+    const full = atLeast(tier, 'builder');
+    ctx.body = {
+      pair: pair.pair,
+      interval,
+      start: q.start,
+      end: q.end,
+      data: page.map((c) => ({
+        time: timestamp(c.bucket),
+        pair: c.pair,
+        open: num(c.open),
+        high: num(c.high),
+        low: num(c.low),
+        close: num(c.close),
+        vwap: num(c.vwap),
+        total_volume: num(c.volume),
+        verification: verification(c, prices.get(c.bucket.getTime()) ?? [], full),
+      })),
+      meta: {
+        request_id: ctx.state.requestId,
+        row_count: page.length,
+        has_more: hasMore,
+        next_cursor: hasMore ? timestamp(page[page.length - 1]!.bucket) : null,
+        limit,
+        limit_max: rules.maxPage,
+      },
+    };
+  });
+}

@@ -1,0 +1,52 @@
+// GET /v1/indices: MXNCI and ACLI now, with the change against 24 hours earlier
+// (sql/views/90_indices.sql).
+import type { AppContext, AppDeps, AppRouter } from '../context.js';
+import { num, round, timestamp } from '../format.js';
+import { requireTier, type Operation } from '../operation.js';
+import { INDICES_RESPONSE } from '../schemas.js';
+import { parseQuery } from '../validate.js';
+
+const INDICES = ['MXNCI', 'ACLI'] as const;
+const query = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { index: { enum: INDICES, description: 'only this index' } },
+} as const;
+
+export const operations: Operation[] = [
+  { method: 'get', path: '/v1/indices', summary: 'Composite indices MXNCI and ACLI', tier: 'builder', query, response: INDICES_RESPONSE },
+];
+
+interface IndexRow {
+  value: string | null;
+  components: Record<string, { price: number | string; weight: number | string }> | null;
+}
+
+export function mount(router: AppRouter, deps: AppDeps): void {
+  router.get('/v1/indices', async (ctx: AppContext) => {
+    requireTier(ctx, 'builder', 'GET /v1/indices');
+    const q = parseQuery(query, ctx.query);
+    const now = new Date();
+    const dayAgo = new Date(now.getTime() - 86_400_000);
+    const indices: Record<string, unknown> = {};
+    for (const name of q.index ? [q.index] : INDICES) {
+      const fn = name === 'MXNCI' ? 'index_mxnci' : 'index_acli';
+      const [current] = await deps.sql<IndexRow[]>`SELECT * FROM ${deps.sql(fn)}(${now})`;
+      const [before] = await deps.sql<IndexRow[]>`SELECT * FROM ${deps.sql(fn)}(${dayAgo})`;
+      const value = num(current?.value);
+      const previous = num(before?.value);
+      const change = value !== null && previous !== null ? value - previous : null;
+      indices[name] = {
+        index_name: name,
+        value,
+        change_24h: change === null ? null : num(change),
+        change_pct_24h: change === null || !previous ? null : round((change / previous) * 100, 4),
+        components: Object.fromEntries(
+          Object.entries(current?.components ?? {}).map(([pair, c]) => [pair, { price: num(c.price), weight: num(c.weight) }]),
+        ),
+        timestamp: timestamp(now),
+      };
+    }
+    ctx.body = { indices, timestamp: timestamp(now) };
+  });
+}

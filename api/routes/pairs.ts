@@ -1,0 +1,49 @@
+// GET /v1/pairs: the authoritative list of public pairs with their venues and data availability.
+import type { AppContext, AppDeps, AppRouter } from '../context.js';
+import { date, timestamp } from '../format.js';
+import { type Operation } from '../operation.js';
+import { PAIRS_RESPONSE } from '../schemas.js';
+import { parseQuery } from '../validate.js';
+import { FRESH_SECONDS } from '../verification.js';
+
+const query = { type: 'object', additionalProperties: false, properties: {} } as const;
+
+export const operations: Operation[] = [
+  { method: 'get', path: '/v1/pairs', summary: 'Supported pairs and their data availability', tier: 'free', query, response: PAIRS_RESPONSE },
+];
+
+export function mount(router: AppRouter, deps: AppDeps): void {
+  router.get('/v1/pairs', async (ctx: AppContext) => {
+    parseQuery(query, ctx.query);
+    const rows = await deps.sql<{ pair: string; exchanges: string[] | null; first_day: Date | null; last_trade_at: Date | null }[]>`
+      SELECT p.pair,
+             (SELECT array_agg(DISTINCT m.exchange ORDER BY m.exchange) FROM venue_markets m WHERE m.pair = p.pair) AS exchanges,
+             h.first_day, h.last_trade_at
+      FROM pairs p
+      LEFT JOIN LATERAL (
+        SELECT min(bucket) AS first_day, max(last_trade_at) AS last_trade_at
+        FROM candles WHERE interval = '1d' AND pair = p.pair
+      ) h ON true
+      WHERE p.visibility = 'public'
+      ORDER BY p.pair`;
+    const now = Date.now();
+    ctx.body = {
+      pairs: rows.map((r) => {
+        const info = deps.pairs.get(r.pair)!;
+        const live = deps.snapshot.get(r.pair);
+        const lastUpdate = live?.time ?? r.last_trade_at;
+        return {
+          pair: r.pair,
+          base: info.base,
+          quote: info.quote,
+          exchanges: r.exchanges ?? [],
+          availability: {
+            live: live !== undefined && now - live.time.getTime() <= FRESH_SECONDS * 1000,
+            historical_from: r.first_day ? date(r.first_day) : null,
+            last_update: lastUpdate ? timestamp(lastUpdate) : null,
+          },
+        };
+      }),
+    };
+  });
+}

@@ -1,0 +1,92 @@
+// GET /v1/premium: exchange VWAP against the synthetic cross-rate over time
+// (sql/views/50_premium_series.sql), plus the current premium from the live snapshot.
+import type { AppContext, AppDeps, AppRouter } from '../context.js';
+import { validationError } from '../errors.js';
+import { dayStart, num, round, timestamp } from '../format.js';
+import { knownPair, requireTier, type Operation } from '../operation.js';
+import { PREMIUM_RESPONSE } from '../schemas.js';
+import { DATE, PAIR, parseQuery } from '../validate.js';
+import { verificationStatus } from '../verification.js';
+
+const DAY_MS = 86_400_000;
+const MAX_RANGE_DAYS = 366;
+
+const query = {
+  type: 'object',
+  required: ['pair'],
+  additionalProperties: false,
+  properties: {
+    pair: PAIR,
+    start: { ...DATE, description: 'first UTC day, inclusive; default: the last 24 hours' },
+    end: { ...DATE, description: 'last UTC day, inclusive' },
+    interval: { enum: ['5m', '1h', '1d'], default: '1h' },
+  },
+} as const;
+
+export const operations: Operation[] = [
+  { method: 'get', path: '/v1/premium', summary: 'Premium of the exchange VWAP over the synthetic cross-rate', tier: 'builder', query, response: PREMIUM_RESPONSE },
+];
+
+interface SeriesRow {
+  bucket: Date;
+  avg_premium_pct: string;
+  max_premium_pct: string;
+  min_premium_pct: string;
+  avg_vwap: string;
+  avg_synthetic: string;
+  data_points: string;
+}
+
+export function mount(router: AppRouter, deps: AppDeps): void {
+  router.get('/v1/premium', async (ctx: AppContext) => {
+    requireTier(ctx, 'builder', 'GET /v1/premium');
+    const q = parseQuery(query, ctx.query);
+    const pair = knownPair(deps, q.pair, 'pair');
+    const now = Date.now();
+    const from = q.start ? dayStart(q.start) : new Date(now - DAY_MS);
+    const to = q.end ? new Date(dayStart(q.end).getTime() + DAY_MS) : q.start ? new Date(Math.max(from.getTime() + DAY_MS, now)) : new Date(now);
+    if (to <= from) throw validationError("'end' must not be before 'start'");
+    if (to.getTime() - from.getTime() > MAX_RANGE_DAYS * DAY_MS) throw validationError(`the range may span at most ${MAX_RANGE_DAYS} days`);
+
+    const rows = await deps.sql<SeriesRow[]>`SELECT * FROM premium_series(${pair.pair}, ${q.interval}, ${from}, ${to})`;
+    const points = rows.reduce((n, r) => n + Number(r.data_points), 0);
+    const avg = points ? rows.reduce((s, r) => s + Number(r.avg_premium_pct) * Number(r.data_points), 0) / points : null;
+
+    const live = deps.snapshot.get(pair.pair);
+    const current =
+      live && live.calculation === 'vwap' && live.synthetic
+        ? {
+            local_price: num(live.rate),
+            synthetic_price: num(live.synthetic.price),
+            premium: num(live.rate - live.synthetic.price),
+            premium_pct: round(((live.rate - live.synthetic.price) / live.synthetic.price) * 100, 4),
+            status: verificationStatus((live.rate - live.synthetic.price) / live.synthetic.price, pair.quote),
+            timestamp: timestamp(live.time),
+          }
+        : null;
+
+    ctx.body = {
+      pair: pair.pair,
+      current,
+      interval: q.interval,
+      start: timestamp(from),
+      end: timestamp(to),
+      data: rows.map((r) => ({
+        timestamp: timestamp(r.bucket),
+        avg_premium_pct: round(Number(r.avg_premium_pct), 4),
+        max_premium_pct: round(Number(r.max_premium_pct), 4),
+        min_premium_pct: round(Number(r.min_premium_pct), 4),
+        avg_vwap: num(r.avg_vwap),
+        avg_synthetic: num(r.avg_synthetic),
+        data_points: Number(r.data_points),
+      })),
+      meta: {
+        request_id: ctx.state.requestId,
+        avg_premium_pct: avg === null ? null : round(avg, 4),
+        max_premium_pct: rows.length ? round(Math.max(...rows.map((r) => Number(r.max_premium_pct))), 4) : null,
+        min_premium_pct: rows.length ? round(Math.min(...rows.map((r) => Number(r.min_premium_pct))), 4) : null,
+        data_points: points,
+      },
+    };
+  });
+}

@@ -1,0 +1,63 @@
+// GET /v1/rates/spread: bid/ask approximated from the newest 5-minute low/high, against the
+// synthetic cross-rate (sql/views/70_spread_inputs.sql). Not order-book depth, and it says so.
+import type { AppContext, AppDeps, AppRouter } from '../context.js';
+import { notFound } from '../errors.js';
+import { num, round, timestamp } from '../format.js';
+import { knownPair, requireTier, type Operation } from '../operation.js';
+import { SPREAD_RESPONSE } from '../schemas.js';
+import { PAIR, parseQuery } from '../validate.js';
+import { thresholdsFor } from '../verification.js';
+
+const query = { type: 'object', required: ['pair'], additionalProperties: false, properties: { pair: PAIR } } as const;
+
+export const operations: Operation[] = [
+  { method: 'get', path: '/v1/rates/spread', summary: 'Approximate bid/ask spread and premium over the synthetic rate', tier: 'builder', query, response: SPREAD_RESPONSE },
+];
+
+/** Words for a premium in percent; "near parity" within half the verified threshold. */
+export function interpretPremium(pct: number | null, quote: string): string {
+  if (pct === null) return 'no synthetic price available';
+  const t = thresholdsFor(quote);
+  const size = Math.abs(pct);
+  if (size <= t.verified / 4) return 'near parity';
+  const side = pct > 0 ? 'premium' : 'discount';
+  return size <= t.caution ? `moderate ${side}` : `significant ${side}`;
+}
+
+export function mount(router: AppRouter, deps: AppDeps): void {
+  router.get('/v1/rates/spread', async (ctx: AppContext) => {
+    requireTier(ctx, 'builder', 'GET /v1/rates/spread');
+    const q = parseQuery(query, ctx.query);
+    const pair = knownPair(deps, q.pair, 'pair');
+    const rows = await deps.sql<{ exchange: string | null; bucket: Date; bid: string; ask: string }[]>`
+      SELECT exchange, bucket, bid, ask FROM spread_inputs(${pair.pair}, now())`;
+    const overall = rows.find((r) => r.exchange === null);
+    if (!overall) throw notFound(`No trades for ${pair.pair} in the last 24 hours to estimate a spread from.`);
+    const bid = Number(overall.bid);
+    const ask = Number(overall.ask);
+    const mid = (bid + ask) / 2;
+    const synthetic = deps.snapshot.get(pair.pair)?.synthetic?.price ?? null;
+    const premiumPct = synthetic ? ((mid - synthetic) / synthetic) * 100 : null;
+    const sources = rows
+      .filter((r) => r.exchange !== null)
+      .map((r) => ({ exchange: r.exchange!, bid: num(r.bid)!, ask: num(r.ask)! }));
+    if (synthetic) sources.push({ exchange: 'synthetic', bid: num(synthetic)!, ask: num(synthetic)! });
+    ctx.body = {
+      pair: pair.pair,
+      bid: num(bid),
+      ask: num(ask),
+      mid: num(mid),
+      spread: num(ask - bid),
+      spread_bps: round(((ask - bid) / mid) * 10_000, 2),
+      synthetic: { price: num(synthetic), source: `${pair.base}/USDT VWAP x USD/${pair.quote} (median of fresh FX sources)` },
+      premium: {
+        absolute: synthetic ? num(mid - synthetic) : null,
+        pct: premiumPct === null ? null : round(premiumPct, 4),
+        interpretation: interpretPremium(premiumPct, pair.quote),
+      },
+      timestamp: timestamp(overall.bucket),
+      sources,
+      note: 'bid and ask are approximated from the newest 5-minute low and high of trades; they are not order-book depth.',
+    };
+  });
+}

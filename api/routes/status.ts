@@ -1,0 +1,60 @@
+// GET /v1/status: data freshness per pair and which venues are delivering.
+// A venue is failing for a pair when its last fetch failed, or when it has delivered no trade for
+// three collection intervals (3 x 5 minutes) although it lists the pair.
+import type { AppContext, AppDeps, AppRouter } from '../context.js';
+import { timestamp } from '../format.js';
+import { type Operation } from '../operation.js';
+import { STATUS_RESPONSE } from '../schemas.js';
+import { parseQuery } from '../validate.js';
+import { FRESH_SECONDS } from '../verification.js';
+
+const SILENT_AFTER_MS = 3 * 5 * 60_000;
+const query = { type: 'object', additionalProperties: false, properties: {} } as const;
+
+export const operations: Operation[] = [
+  { method: 'get', path: '/v1/status', summary: 'Data freshness and failing sources per pair', tier: 'free', query, response: STATUS_RESPONSE },
+];
+
+interface VenueRow {
+  pair: string;
+  exchange: string;
+  consecutive_failures: number | null;
+  last_trade_at: Date | null;
+  last_success_at: Date | null;
+}
+
+export function mount(router: AppRouter, deps: AppDeps): void {
+  router.get('/v1/status', async (ctx: AppContext) => {
+    parseQuery(query, ctx.query);
+    const venues = await deps.sql<VenueRow[]>`
+      SELECT m.pair, m.exchange, h.consecutive_failures, h.last_trade_at, h.last_success_at
+      FROM venue_markets m
+      LEFT JOIN venue_health h USING (exchange, pair)
+      ORDER BY m.pair, m.exchange`;
+    const now = Date.now();
+    const pairs: Record<string, unknown> = {};
+    let fresh = 0;
+    let anyFailing = false;
+    for (const pair of deps.pairs.keys()) {
+      const entry = deps.snapshot.get(pair);
+      const age = entry ? Math.max(0, Math.floor((now - entry.time.getTime()) / 1000)) : null;
+      if (age !== null && age <= FRESH_SECONDS) fresh++;
+      const active: string[] = [];
+      const failing: string[] = [];
+      for (const v of venues.filter((x) => x.pair === pair)) {
+        const silent = !v.last_trade_at || now - v.last_trade_at.getTime() > SILENT_AFTER_MS;
+        if ((v.consecutive_failures ?? 0) > 0 || silent) failing.push(v.exchange);
+        else active.push(v.exchange);
+      }
+      if (failing.length) anyFailing = true;
+      pairs[pair] = {
+        last_update: entry ? timestamp(entry.time) : null,
+        age_seconds: age,
+        sources_active: active,
+        sources_failing: failing,
+      };
+    }
+    const overall = fresh === 0 ? 'outage' : fresh === deps.pairs.size && !anyFailing ? 'healthy' : 'degraded';
+    ctx.body = { overall_status: overall, pairs };
+  });
+}

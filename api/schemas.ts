@@ -1,0 +1,371 @@
+// Response shapes of the contract as JSON schemas: the OpenAPI document is built from them and the
+// tests validate real responses against them. Request schemas live beside their routes.
+
+export const TIMESTAMP = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,6})?\\+00:00$' } as const;
+export const DAY = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' } as const;
+const NUM = { type: 'number' } as const;
+const NUM_OR_NULL = { type: ['number', 'null'] } as const;
+const STR = { type: 'string' } as const;
+const INT = { type: 'integer' } as const;
+
+export const ERROR = {
+  type: 'object',
+  required: ['error', 'message', 'status'],
+  additionalProperties: false,
+  properties: { error: STR, message: STR, status: INT },
+} as const;
+
+export const META = {
+  type: 'object',
+  required: ['request_id', 'timestamp', 'latency_ms'],
+  properties: { request_id: STR, timestamp: TIMESTAMP, latency_ms: INT },
+} as const;
+
+const STATUS = { enum: ['verified', 'caution', 'unverified'] } as const;
+const QUALITY = { enum: ['high', 'medium', 'low', 'stale'] } as const;
+
+export const LIVE_RATE = {
+  type: 'object',
+  required: ['rate', 'calculation', 'data_freshness_seconds', 'sources', 'status', 'data_quality'],
+  additionalProperties: false,
+  properties: {
+    rate: NUM,
+    calculation: { enum: ['vwap', 'synthetic'] },
+    data_freshness_seconds: INT,
+    sources: {
+      type: 'array',
+      items: { type: 'object', required: ['exchange', 'rate', 'time'], additionalProperties: false, properties: { exchange: STR, rate: NUM, time: TIMESTAMP } },
+    },
+    status: STATUS,
+    data_quality: QUALITY,
+    confidence: { type: 'number', minimum: 0, maximum: 1 },
+    synthetic_divergence_pct: NUM_OR_NULL,
+    notes: STR,
+    flags: { type: 'array', items: STR },
+    pricing: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        exchange: {
+          type: 'object',
+          required: ['method', 'price', 'sources'],
+          properties: {
+            method: STR,
+            price: NUM,
+            sources: {
+              type: 'array',
+              items: { type: 'object', required: ['exchange', 'price', 'weight', 'last_update'], properties: { exchange: STR, price: NUM, weight: NUM, last_update: TIMESTAMP } },
+            },
+          },
+        },
+        synthetic: {
+          type: 'object',
+          required: ['method', 'price', 'divergence', 'divergence_pct'],
+          properties: { method: STR, price: NUM, divergence: NUM_OR_NULL, divergence_pct: { type: ['string', 'null'] } },
+        },
+      },
+    },
+    audit: { type: 'object', required: ['signature'], properties: { signature: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' } } },
+  },
+} as const;
+
+export const LIVE_RESPONSE = {
+  type: 'object',
+  required: ['data', 'meta'],
+  additionalProperties: false,
+  properties: { data: { type: 'object', additionalProperties: LIVE_RATE }, meta: META },
+} as const;
+
+export const MARKETS_RESPONSE = {
+  type: 'object',
+  required: ['data', 'meta'],
+  additionalProperties: false,
+  properties: {
+    data: { type: 'object', additionalProperties: LIVE_RATE },
+    meta: { ...META, required: [...META.required, 'pair_count'], properties: { ...META.properties, pair_count: INT } },
+  },
+} as const;
+
+export const CANDLE = {
+  type: 'object',
+  required: ['time', 'pair', 'open', 'high', 'low', 'close', 'vwap', 'total_volume', 'verification'],
+  additionalProperties: false,
+  properties: {
+    time: TIMESTAMP,
+    pair: STR,
+    open: NUM,
+    high: NUM,
+    low: NUM,
+    close: NUM,
+    vwap: NUM_OR_NULL,
+    total_volume: NUM,
+    verification: {
+      type: 'object',
+      required: ['status', 'data_quality'],
+      additionalProperties: false,
+      properties: {
+        status: STATUS,
+        data_quality: QUALITY,
+        confidence: { type: 'number', minimum: 0, maximum: 1 },
+        divergence_pct: NUM_OR_NULL,
+        synthetic_price: NUM_OR_NULL,
+        sources_count: INT,
+      },
+    },
+  },
+} as const;
+
+export const HISTORICAL_RESPONSE = {
+  type: 'object',
+  required: ['pair', 'interval', 'start', 'end', 'data', 'meta'],
+  additionalProperties: false,
+  properties: {
+    pair: STR,
+    interval: { enum: ['5m', '1h', '1d'] },
+    start: DAY,
+    end: DAY,
+    data: { type: 'array', items: CANDLE },
+    meta: {
+      type: 'object',
+      required: ['request_id', 'row_count', 'has_more', 'next_cursor', 'limit', 'limit_max'],
+      additionalProperties: false,
+      properties: {
+        request_id: STR,
+        row_count: INT,
+        has_more: { type: 'boolean' },
+        next_cursor: { anyOf: [TIMESTAMP, { type: 'null' }] },
+        limit: INT,
+        limit_max: INT,
+      },
+    },
+  },
+} as const;
+
+export const EOD_RESPONSE = {
+  type: 'object',
+  required: ['date', 'pair', 'open', 'high', 'low', 'close', 'vwap', 'total_volume'],
+  additionalProperties: false,
+  properties: { date: DAY, pair: STR, open: NUM, high: NUM, low: NUM, close: NUM, vwap: NUM_OR_NULL, total_volume: NUM },
+} as const;
+
+export const SPREAD_RESPONSE = {
+  type: 'object',
+  required: ['pair', 'bid', 'ask', 'mid', 'spread', 'spread_bps', 'synthetic', 'premium', 'timestamp', 'sources', 'note'],
+  additionalProperties: false,
+  properties: {
+    pair: STR,
+    bid: NUM,
+    ask: NUM,
+    mid: NUM,
+    spread: NUM,
+    spread_bps: NUM,
+    synthetic: { type: 'object', required: ['price', 'source'], properties: { price: NUM_OR_NULL, source: STR } },
+    premium: { type: 'object', required: ['absolute', 'pct', 'interpretation'], properties: { absolute: NUM_OR_NULL, pct: NUM_OR_NULL, interpretation: STR } },
+    timestamp: TIMESTAMP,
+    sources: { type: 'array', items: { type: 'object', required: ['exchange', 'bid', 'ask'], properties: { exchange: STR, bid: NUM, ask: NUM } } },
+    note: STR,
+  },
+} as const;
+
+const PREMIUM_STATS = {
+  avg_premium_pct: NUM_OR_NULL,
+  max_premium_pct: NUM_OR_NULL,
+  min_premium_pct: NUM_OR_NULL,
+} as const;
+
+export const PREMIUM_RESPONSE = {
+  type: 'object',
+  required: ['pair', 'current', 'interval', 'start', 'end', 'data', 'meta'],
+  additionalProperties: false,
+  properties: {
+    pair: STR,
+    current: {
+      anyOf: [
+        { type: 'null' },
+        {
+          type: 'object',
+          required: ['local_price', 'synthetic_price', 'premium', 'premium_pct', 'status', 'timestamp'],
+          properties: { local_price: NUM, synthetic_price: NUM, premium: NUM, premium_pct: NUM, status: STR, timestamp: TIMESTAMP },
+        },
+      ],
+    },
+    interval: { enum: ['5m', '1h', '1d'] },
+    start: TIMESTAMP,
+    end: TIMESTAMP,
+    data: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['timestamp', 'avg_premium_pct', 'max_premium_pct', 'min_premium_pct', 'avg_vwap', 'avg_synthetic', 'data_points'],
+        properties: { timestamp: TIMESTAMP, ...PREMIUM_STATS, avg_vwap: NUM, avg_synthetic: NUM, data_points: INT },
+      },
+    },
+    meta: { type: 'object', required: ['avg_premium_pct', 'max_premium_pct', 'min_premium_pct', 'data_points'], properties: { ...PREMIUM_STATS, data_points: INT, request_id: STR } },
+  },
+} as const;
+
+const INDEX = {
+  type: 'object',
+  required: ['index_name', 'value', 'change_24h', 'change_pct_24h', 'components', 'timestamp'],
+  additionalProperties: false,
+  properties: {
+    index_name: STR,
+    value: NUM_OR_NULL,
+    change_24h: NUM_OR_NULL,
+    change_pct_24h: NUM_OR_NULL,
+    components: { type: 'object', additionalProperties: { type: 'object', required: ['price', 'weight'], properties: { price: NUM, weight: NUM } } },
+    timestamp: TIMESTAMP,
+  },
+} as const;
+
+export const INDICES_RESPONSE = {
+  type: 'object',
+  required: ['indices', 'timestamp'],
+  additionalProperties: false,
+  properties: { indices: { type: 'object', additionalProperties: INDEX }, timestamp: TIMESTAMP },
+} as const;
+
+export const PAIRS_RESPONSE = {
+  type: 'object',
+  required: ['pairs'],
+  additionalProperties: false,
+  properties: {
+    pairs: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['pair', 'base', 'quote', 'exchanges', 'availability'],
+        additionalProperties: false,
+        properties: {
+          pair: STR,
+          base: STR,
+          quote: STR,
+          exchanges: { type: 'array', items: STR },
+          availability: {
+            type: 'object',
+            required: ['live', 'historical_from', 'last_update'],
+            properties: { live: { type: 'boolean' }, historical_from: { anyOf: [DAY, { type: 'null' }] }, last_update: { anyOf: [TIMESTAMP, { type: 'null' }] } },
+          },
+        },
+      },
+    },
+  },
+} as const;
+
+export const STATUS_RESPONSE = {
+  type: 'object',
+  required: ['overall_status', 'pairs'],
+  additionalProperties: false,
+  properties: {
+    overall_status: { enum: ['healthy', 'degraded', 'outage'] },
+    pairs: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        required: ['last_update', 'age_seconds', 'sources_active', 'sources_failing'],
+        properties: {
+          last_update: { anyOf: [TIMESTAMP, { type: 'null' }] },
+          age_seconds: { type: ['integer', 'null'] },
+          sources_active: { type: 'array', items: STR },
+          sources_failing: { type: 'array', items: STR },
+        },
+      },
+    },
+  },
+} as const;
+
+export const HEALTH_RESPONSE = {
+  type: 'object',
+  required: ['status', 'timestamp', 'version', 'uptime_seconds', 'services', 'data_freshness', 'metrics'],
+  properties: {
+    status: { enum: ['ok', 'degraded'] },
+    mode: { enum: ['real', 'simulated'] },
+    timestamp: TIMESTAMP,
+    version: STR,
+    uptime_seconds: INT,
+    services: {
+      type: 'object',
+      required: ['database', 'redis', 'data_collector', 'fx_updates'],
+      properties: {
+        database: { enum: ['ok', 'error'] },
+        redis: { enum: ['ok', 'error', 'disabled'] },
+        data_collector: { enum: ['ok', 'error'] },
+        fx_updates: { enum: ['ok', 'error'] },
+      },
+    },
+    data_freshness: {
+      type: 'object',
+      required: ['crypto_prices_age_seconds', 'fx_rates_age_seconds'],
+      properties: { crypto_prices_age_seconds: { type: ['integer', 'null'] }, fx_rates_age_seconds: { type: ['integer', 'null'] } },
+    },
+    metrics: {
+      type: 'object',
+      required: ['requests_24h', 'avg_latency_ms', 'error_rate'],
+      properties: { requests_24h: INT, avg_latency_ms: NUM, error_rate: NUM },
+    },
+  },
+} as const;
+
+export const KEY_RESPONSE = {
+  type: 'object',
+  required: ['api_key', 'tier', 'rate_limit', 'monthly_quota', 'message'],
+  additionalProperties: false,
+  properties: { api_key: { type: 'string', pattern: '^afr_live_[0-9A-Za-z]{32}$' }, tier: STR, rate_limit: STR, monthly_quota: INT, message: STR },
+} as const;
+
+export const CERTIFICATE_LIST_RESPONSE = {
+  type: 'object',
+  required: ['pair', 'count', 'certificates'],
+  additionalProperties: false,
+  properties: {
+    pair: STR,
+    count: INT,
+    certificates: {
+      type: 'array',
+      items: { type: 'object', required: ['timestamp', 'rate', 'certificate_url'], additionalProperties: false, properties: { timestamp: TIMESTAMP, rate: NUM, certificate_url: STR } },
+    },
+  },
+} as const;
+
+export const CERTIFICATE_RESPONSE = {
+  type: 'object',
+  required: ['certificate_id', 'schema_version', 'issuer', 'issued_at', 'data', 'verification', 'audit', 'customer', 'validity'],
+  additionalProperties: false,
+  properties: {
+    certificate_id: { type: 'string', pattern: '^CERT-[A-Z]{6,8}-\\d{8}T\\d{6}Z$' },
+    schema_version: STR,
+    issuer: { type: 'object', required: ['name', 'url'], properties: { name: STR, url: STR } },
+    issued_at: TIMESTAMP,
+    data: {
+      type: 'object',
+      required: ['pair', 'base', 'quote', 'timestamp', 'rate', 'currency', 'calculation', 'sources', 'vwap_sources_count'],
+      properties: {
+        pair: STR, base: STR, quote: STR, timestamp: TIMESTAMP, rate: NUM, currency: STR, calculation: STR,
+        sources: { type: 'array', items: STR }, vwap_sources_count: INT,
+      },
+    },
+    verification: {
+      type: 'object',
+      required: ['status', 'confidence', 'divergence_pct', 'synthetic_price', 'data_quality'],
+      properties: { status: STATUS, confidence: NUM, divergence_pct: NUM_OR_NULL, synthetic_price: NUM_OR_NULL, data_quality: QUALITY },
+    },
+    audit: {
+      type: 'object',
+      required: ['collection_id', 'algorithm', 'signature', 'signed_payload', 'ed25519_signature'],
+      properties: { collection_id: STR, algorithm: { const: 'HMAC-SHA256' }, signature: { type: 'string', pattern: '^[0-9a-f]{64}$' }, signed_payload: STR, ed25519_signature: STR, ed25519_key_id: STR },
+    },
+    customer: { type: 'object', required: ['tier', 'customer_name'], properties: { tier: STR, customer_name: { type: ['string', 'null'] } } },
+    validity: { type: 'object', required: ['not_before', 'not_after'], properties: { not_before: TIMESTAMP, not_after: { type: 'null' } } },
+  },
+} as const;
+
+export const CERTIFICATE_KEYS_RESPONSE = {
+  type: 'object',
+  required: ['keys'],
+  properties: {
+    keys: {
+      type: 'array',
+      items: { type: 'object', required: ['key_id', 'algorithm', 'public_key_pem'], properties: { key_id: STR, algorithm: { const: 'Ed25519' }, public_key_pem: STR } },
+    },
+  },
+} as const;

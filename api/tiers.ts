@@ -1,0 +1,30 @@
+// What each tier may do: the contract's "Limits" tables in one place.
+
+export const TIERS = ['free', 'builder', 'professional', 'enterprise'] as const;
+export type Tier = (typeof TIERS)[number];
+
+export interface TierRules {
+  readonly rank: number;
+  readonly perMinute: number;
+  /** Requests per calendar month (UTC); null = unlimited. */
+  readonly perMonth: number | null;
+  readonly maxPage: number;
+  readonly intervals: readonly ('5m' | '1h' | '1d')[];
+  /** How far back historical may start, in days; null = full history. */
+  readonly historyDays: number | null;
+}
+
+export const TIER_RULES: Readonly<Record<Tier, TierRules>> = {
+  free: { rank: 0, perMinute: 10, perMonth: 5_000, maxPage: 500, intervals: ['1h', '1d'], historyDays: 30 },
+  builder: { rank: 1, perMinute: 30, perMonth: 25_000, maxPage: 2_500, intervals: ['5m', '1h', '1d'], historyDays: null },
+  professional: { rank: 2, perMinute: 100, perMonth: 100_000, maxPage: 5_000, intervals: ['5m', '1h', '1d'], historyDays: null },
+  enterprise: { rank: 3, perMinute: 10_000, perMonth: null, maxPage: 10_000, intervals: ['5m', '1h', '1d'], historyDays: null },
+};
+
+export const DEFAULT_PAGE = 500;
+
+export function atLeast(tier: Tier, needed: Tier): boolean {
+  return TIER_RULES[tier].rank >= TIER_RULES[needed].rank;
+}
+
+export const tierLabel = (tier: Tier) => tier.charAt(0).toUpperCase() + tier.slice(1);

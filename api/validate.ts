@@ -1,0 +1,75 @@
+// Query and body validation: ajv compiles each route's JSON schema, and the same schema gives the
+// route its TypeScript type (json-schema-to-ts) and its OpenAPI parameters (api/openapi.ts).
+// Every failure is a 400 validation_error naming the parameter.
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsPlugin from 'ajv-formats';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+import { validationError } from './errors.js';
+
+const ajv = new Ajv({ allErrors: false, coerceTypes: true, useDefaults: true, strict: true });
+(addFormatsPlugin as unknown as (a: Ajv) => void)(ajv);
+
+export type ObjectSchema = JSONSchema & { readonly type: 'object'; readonly properties: Record<string, JSONSchema> };
+
+// Shared parameter shapes.
+export const PAIR = { type: 'string', pattern: '^[A-Za-z]{6,8}$', maxLength: 8, description: 'pair identifier, e.g. BTCNGN' } as const;
+export const DATE = { type: 'string', format: 'date', maxLength: 10, description: 'YYYY-MM-DD (UTC)' } as const;
+export const BOOL = { type: 'boolean', default: false } as const;
+
+function describe(e: ErrorObject, where: string): string {
+  const name = e.instancePath.replace(/^\//, '').replace(/\//g, '.') || (e.params as { missingProperty?: string }).missingProperty;
+  switch (e.keyword) {
+    case 'required':
+      return `${where} parameter '${(e.params as { missingProperty: string }).missingProperty}' is required`;
+    case 'additionalProperties':
+      return `unknown ${where} parameter '${(e.params as { additionalProperty: string }).additionalProperty}'`;
+    case 'enum':
+      return `${where} parameter '${name}' must be one of: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
+    case 'format':
+      return `${where} parameter '${name}' must be a valid ${e.params.format === 'date' ? 'date, YYYY-MM-DD' : (e.params as { format: string }).format}`;
+    case 'type':
+      return `${where} parameter '${name}' must be ${e.params.type === 'boolean' ? 'true or false' : `a ${(e.params as { type: string }).type}`}`;
+    default:
+      return `${where} parameter '${name}' ${e.message ?? 'is invalid'}`;
+  }
+}
+
+const cache = new WeakMap<object, ValidateFunction>();
+
+function compiled(schema: ObjectSchema): ValidateFunction {
+  let fn = cache.get(schema);
+  if (!fn) {
+    fn = ajv.compile(schema as object);
+    cache.set(schema, fn);
+  }
+  return fn;
+}
+
+/**
+ * Validates (and coerces) query parameters. A parameter given twice (?pair=A&pair=B) is refused
+ * rather than guessed at.
+ */
+export function parseQuery<S extends ObjectSchema>(schema: S, query: Record<string, unknown>): FromSchema<S> {
+  const copy: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(query)) {
+    if (Array.isArray(v)) throw validationError(`query parameter '${k}' is given more than once`);
+    copy[k] = v;
+  }
+  return check(schema, copy, 'query') as FromSchema<S>;
+}
+
+export function parseBody<S extends ObjectSchema>(schema: S, body: unknown): FromSchema<S> {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw validationError('the request body must be a JSON object');
+  return check(schema, structuredClone(body) as Record<string, unknown>, 'body') as FromSchema<S>;
+}
+
+/** Path parameters are strings; the schema bounds and shapes them. */
+export function parseParams(schema: ObjectSchema, params: Record<string, string>): Record<string, string> {
+  return check(schema, { ...params }, 'path') as Record<string, string>;
+}
+
+function check(schema: ObjectSchema, data: Record<string, unknown>, where: string): unknown {
+  const validate = compiled(schema);
+  if (!validate(data)) throw validationError(describe(validate.errors![0]!, where));
+  return data;
+}

@@ -1,0 +1,79 @@
+// How much to trust a rate: status against the synthetic cross-rate, data quality, and confidence.
+// Definitions follow docs/decisions.md ("Verification, confidence, quality"); the same functions
+// serve live rates, historical candles and certificates.
+
+export type VerificationStatus = 'verified' | 'caution' | 'unverified';
+export type DataQuality = 'high' | 'medium' | 'low' | 'stale';
+
+/** |divergence| thresholds in percent, per quote currency (NGN: the parallel-market premium). */
+export const THRESHOLDS: Readonly<Record<string, { verified: number; caution: number }>> = {
+  default: { verified: 2, caution: 5 },
+  NGN: { verified: 5, caution: 10 },
+};
+
+export const thresholdsFor = (quote: string) => THRESHOLDS[quote] ?? THRESHOLDS.default!;
+
+/** A source is fresh while its newest trade is at most this old. */
+export const FRESH_SECONDS = 15 * 60;
+/** Newest data older than this is stale (and a live request for only such pairs is a 503). */
+export const STALE_SECONDS = 60 * 60;
+
+/** divergence = (vwap - synthetic) / synthetic, as a fraction; null without a synthetic price. */
+export function divergence(vwap: number, synthetic: number | null): number | null {
+  return synthetic && synthetic > 0 ? (vwap - synthetic) / synthetic : null;
+}
+
+export function verificationStatus(div: number | null, quote: string, syntheticOnly = false): VerificationStatus {
+  if (syntheticOnly || div === null) return 'unverified';
+  const pct = Math.abs(div) * 100;
+  const t = thresholdsFor(quote);
+  return pct <= t.verified ? 'verified' : pct <= t.caution ? 'caution' : 'unverified';
+}
+
+export function dataQuality(freshSources: number, newestAgeSeconds: number, syntheticOnly: boolean): DataQuality {
+  if (newestAgeSeconds > STALE_SECONDS) return 'stale';
+  if (syntheticOnly || freshSources === 0) return 'low';
+  return freshSources >= 2 ? 'high' : 'medium';
+}
+
+export interface ConfidenceInputs {
+  /** Exchange sources that went into the rate (after outlier exclusion); 0 = synthetic only. */
+  readonly sources: number;
+  /** (max - min) / mean of the source prices, as a fraction; 0 with one source. */
+  readonly dispersion: number;
+  /** Divergence from the synthetic price as a fraction; null when there is none. */
+  readonly divergence: number | null;
+  readonly quote: string;
+  readonly ageSeconds: number;
+}
+
+/**
+ * confidence = S x D x V x A, each factor in (0, 1], rounded to 3 decimals:
+ * - S, sources:    1 - 0.5^(n + 1)          (0 -> 0.5, 1 -> 0.75, 2 -> 0.875, 3 -> 0.9375)
+ * - D, dispersion: 1 / (1 + dispersion / 1%) (halved at 1% spread between sources)
+ * - V, divergence: 1 / (1 + (|div| / caution threshold)^2), 0.5 when there is no synthetic price
+ * - A, age:        1 up to 5 minutes, then exp(-(age - 300 s) / 1 h)
+ * Each factor is monotone, so more agreeing sources, less dispersion, less divergence and fresher
+ * data never lower confidence.
+ */
+export function confidence(i: ConfidenceInputs): number {
+  const s = 1 - 0.5 ** (Math.max(0, i.sources) + 1);
+  const d = 1 / (1 + Math.max(0, i.dispersion) / 0.01);
+  const v = i.divergence === null ? 0.5 : 1 / (1 + ((Math.abs(i.divergence) * 100) / thresholdsFor(i.quote).caution) ** 2);
+  const a = i.ageSeconds <= 300 ? 1 : Math.exp(-(i.ageSeconds - 300) / 3600);
+  return Math.round(s * d * v * a * 1000) / 1000;
+}
+
+export function dispersion(prices: readonly number[]): number {
+  if (prices.length < 2) return 0;
+  const mean = prices.reduce((a, b) => a + b, 0) / prices.length;
+  return (Math.max(...prices) - Math.min(...prices)) / mean;
+}
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export const percent = (fraction: number, digits = 4) => Math.round(fraction * 100 * 10 ** digits) / 10 ** digits;

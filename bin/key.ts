@@ -1,0 +1,72 @@
+// make key / keys / revoke / rotate. Goes through the running service's loopback admin endpoint
+// when there is one (var/admin.json), else straight to the database. A new key is printed alone on
+// stdout (so scripts can capture it); everything else goes to stderr.
+import fs from 'node:fs';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../lib/config.js';
+import { openDatabase } from '../lib/db/connect.js';
+import { createLogger } from '../lib/log.js';
+import { adminFile, runKeyCommand, type AdminFile } from '../api/admin/server.js';
+import { KeyStore } from '../api/keys/store.js';
+
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: { tier: { type: 'string' }, name: { type: 'string' }, email: { type: 'string' }, id: { type: 'string' } },
+});
+const command = positionals[0] ?? 'list';
+const args = { tier: values.tier, name: values.name, email: values.email, id: values.id };
+const config = loadConfig();
+const log = createLogger('warn');
+
+async function viaService(): Promise<unknown | undefined> {
+  let admin: AdminFile;
+  try {
+    admin = JSON.parse(fs.readFileSync(adminFile(config.varDir), 'utf8')) as AdminFile;
+  } catch {
+    return undefined;
+  }
+  let res: Response;
+  try {
+    res = await fetch(`${admin.url}/admin/keys/${command}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${admin.token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(args),
+    });
+  } catch {
+    return undefined; // stale file: the service is gone
+  }
+  const body = (await res.json()) as { error?: string };
+  if (!res.ok) throw new Error(body.error ?? `admin endpoint answered ${res.status}`);
+  return body;
+}
+
+async function direct(): Promise<unknown> {
+  const db = await openDatabase(config, log);
+  try {
+    return await runKeyCommand(new KeyStore(db.sql), command, args);
+  } finally {
+    await db.close();
+  }
+}
+
+function print(result: unknown) {
+  const r = result as { api_key?: string; record?: Record<string, unknown>; keys?: Record<string, unknown>[] };
+  if (r.keys) {
+    for (const k of r.keys) {
+      process.stdout.write(`${k.id}\t${k.prefix}…\t${k.tier}\t${k.customer_name ?? ''}\t${k.email ?? ''}\t${k.revoked_at ? `revoked ${String(k.revoked_at)}` : 'active'}\n`);
+    }
+    return;
+  }
+  if (r.record) process.stderr.write(`key ${r.record.id} (${r.record.tier}${r.record.customer_name ? `, ${r.record.customer_name}` : ''})${r.record.revoked_at ? ' revoked' : ''}\n`);
+  if (r.api_key) {
+    process.stderr.write('Store this key now; it is not kept and cannot be shown again:\n');
+    process.stdout.write(`${r.api_key}\n`);
+  }
+}
+
+try {
+  print((await viaService()) ?? (await direct()));
+} catch (err) {
+  process.stderr.write(`error: ${(err as Error).message}\n`);
+  process.exitCode = 1;
+}

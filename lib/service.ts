@@ -1,0 +1,74 @@
+// Starts what this process runs (ROLE: all, api or pipeline) on one database, and stops it in
+// reverse order. `make run` and `make demo` both come through here.
+import type { Config } from './config.js';
+import { openDatabase, type Database } from './db/connect.js';
+import type { Logger } from './log.js';
+import { startAdmin, type AdminHandle } from '../api/admin/server.js';
+import { buildDeps, startApi, type RunningApi } from '../api/server.js';
+import { LiveSnapshot } from '../api/live/snapshot.js';
+import { Pipeline } from '../pipeline/runner.js';
+import { venues } from '../pipeline/venues/index.js';
+
+export interface Service {
+  readonly db: Database;
+  readonly api: RunningApi | null;
+  readonly pipeline: Pipeline | null;
+  stop(): Promise<void>;
+}
+
+export async function startService(config: Config, log: Logger): Promise<Service> {
+  const db = await openDatabase(config, log);
+  let api: RunningApi | null = null;
+  let admin: AdminHandle | null = null;
+  let pipeline: Pipeline | null = null;
+  const snapshot = new LiveSnapshot(db.sql, log);
+  try {
+    await snapshot.refresh();
+    if (config.role !== 'pipeline') {
+      const deps = await buildDeps(config, log, db.sql, { snapshot });
+      api = await startApi(deps);
+      admin = await startAdmin(deps.keys, config.varDir, config.adminPort, log);
+    }
+    if (config.role !== 'api') {
+      pipeline = new Pipeline({ config, log, sql: db.sql, venues, onCycle: () => snapshot.refresh() });
+      pipeline.start();
+    } else {
+      snapshot.follow(); // another process runs the pipeline: notice its cycles
+    }
+  } catch (err) {
+    await api?.close();
+    await db.close();
+    throw err;
+  }
+  return {
+    db,
+    api,
+    pipeline,
+    async stop() {
+      await admin?.close();
+      await api?.close();
+      await pipeline?.stop();
+      snapshot.stop();
+      await db.close();
+    },
+  };
+}
+
+/** Stops the service cleanly on SIGINT/SIGTERM; a second signal exits at once. */
+export function stopOnSignals(stop: () => Promise<void>, log: Logger): void {
+  let stopping = false;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (stopping) process.exit(1);
+      stopping = true;
+      log.info({ signal }, 'stopping');
+      stop().then(
+        () => process.exit(0),
+        (err) => {
+          log.error({ err }, 'unclean stop');
+          process.exit(1);
+        },
+      );
+    });
+  }
+}

@@ -1,0 +1,278 @@
+// Every endpoint over HTTP, per tier, with responses checked against the schemas the OpenAPI
+// document is built from.
+import { Ajv } from 'ajv';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { operations } from '../../api/routes/index.js';
+import { startTestApi, type HttpResult, type TestApi } from '../support/api.js';
+import * as ref from '../support/reference.js';
+
+let t: TestApi;
+let free: string; // a fresh free key per test: the free tier allows 10 requests a minute
+const ajv = new Ajv({ strict: false, allErrors: true });
+
+function expectShape(res: HttpResult, path: string, status = 200) {
+  expect(res.status, JSON.stringify(res.body)).toBe(status);
+  const op = operations.find((o) => o.path === path)!;
+  const validate = ajv.compile(op.response);
+  expect(validate(res.body), JSON.stringify(validate.errors)).toBe(true);
+}
+
+function expectError(res: HttpResult, status: number, code: string) {
+  expect(res.status, JSON.stringify(res.body)).toBe(status);
+  expect(res.body).toMatchObject({ error: code, status });
+  expect(typeof res.body.message).toBe('string');
+  expect(Object.keys(res.body).sort()).toEqual(['error', 'message', 'status']);
+}
+
+const today = () => new Date().toISOString().slice(0, 10);
+const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
+
+beforeAll(async () => {
+  t = await startTestApi({ hours: 30 });
+});
+afterAll(async () => {
+  await t?.close();
+});
+beforeEach(async () => {
+  free = await t.key('free');
+});
+
+describe('authentication', () => {
+  it('refuses a missing or unknown key with 401 unauthorized', async () => {
+    expectError(await t.get('/v1/pairs'), 401, 'unauthorized');
+    expectError(await t.get('/v1/pairs', 'afr_live_' + 'x'.repeat(32)), 401, 'unauthorized');
+  });
+
+  it('issues a free key once per email, usable at once, shown only in that response', async () => {
+    const res = await t.post('/v1/auth/free-key', { email: 'new@example.test', customer_name: 'New Co' });
+    expectShape(res, '/v1/auth/free-key', 201);
+    expect(res.body).toMatchObject({ tier: 'free', monthly_quota: 5000 });
+    expect((await t.get('/v1/pairs', res.body.api_key)).status).toBe(200);
+    const again = await t.post('/v1/auth/free-key', { email: 'NEW@example.test' });
+    expectError(again, 409, 'conflict');
+    const stored = await t.db.sql`SELECT key_hash FROM api_keys WHERE email = 'new@example.test'`;
+    expect(stored[0]!.key_hash).not.toContain(res.body.api_key.slice(9));
+  });
+
+  it('refuses bad free-key bodies with 400', async () => {
+    expectError(await t.post('/v1/auth/free-key', '{"email": '), 400, 'validation_error');
+    expectError(await t.post('/v1/auth/free-key', { email: 'not-an-email' }), 400, 'validation_error');
+    expectError(await t.post('/v1/auth/free-key', {}), 400, 'validation_error');
+    expectError(await t.post('/v1/auth/free-key', { email: 'a@b.test', admin: true }), 400, 'validation_error');
+  });
+});
+
+describe('GET /v1/rates/live', () => {
+  it('gives free keys the basic fields only', async () => {
+    const res = await t.get('/v1/rates/live?pairs=BTCNGN,ETHNGN', free);
+    expectShape(res, '/v1/rates/live');
+    expect(Object.keys(res.body.data).sort()).toEqual(['BTCNGN', 'ETHNGN']);
+    expect(Object.keys(res.body.data.BTCNGN).sort()).toEqual(['calculation', 'data_freshness_seconds', 'data_quality', 'rate', 'sources', 'status']);
+    expect(res.body.data.BTCNGN.calculation).toBe('vwap');
+    expect(res.body.data.BTCNGN.sources.map((s: { exchange: string }) => s.exchange).sort()).toEqual(['luno', 'quidax']);
+    expect(res.body.meta.timestamp).toMatch(/\+00:00$/);
+  });
+
+  it('is the volume-weighted VWAP of each venue’s newest 5-minute candle', async () => {
+    const res = await t.get('/v1/rates/live?pairs=BTCNGN&include_sources=true', t.keys.builder);
+    const byVenue = ref.candles(t.trades.filter((x) => x.pair === 'BTCNGN'), '5m', true);
+    const newest = ['luno', 'quidax'].map((v) => byVenue.filter((c) => c.exchange === v).at(-1)!);
+    const expected = newest.reduce((s, c) => s + c.pv, 0) / newest.reduce((s, c) => s + c.volume, 0);
+    expect(ref.closeTo(res.body.data.BTCNGN.rate, expected, 1e-9)).toBe(true);
+    const weights = res.body.data.BTCNGN.pricing.exchange.sources.map((s: { weight: number }) => s.weight);
+    expect(weights.reduce((a: number, b: number) => a + b, 0)).toBeCloseTo(1, 9);
+  });
+
+  it('adds confidence, divergence, pricing and audit by tier', async () => {
+    const builder = await t.get('/v1/rates/live?pairs=BTCNGN&include_synthetic=true&include_sources=true', t.keys.builder);
+    expectShape(builder, '/v1/rates/live');
+    const rate = builder.body.data.BTCNGN;
+    expect(rate.confidence).toBeGreaterThan(0);
+    expect(rate.confidence).toBeLessThanOrEqual(1);
+    expect(rate.pricing.synthetic.method).toBe('cross_rate');
+    expect(rate.pricing.synthetic.divergence_pct).toMatch(/^-?\d+\.\d{2}%$/);
+    expect(rate.audit).toBeUndefined();
+    const enterprise = await t.get('/v1/rates/live?pairs=BTCNGN&include_audit=true', t.keys.enterprise);
+    expect(enterprise.body.data.BTCNGN.audit.signature).toMatch(/^sha256:[0-9a-f]{64}$/);
+  });
+
+  it('serves a pair without venues from its synthetic price, labelled as such', async () => {
+    const res = await t.get('/v1/rates/live?pairs=BTCKES,BTCNGN', t.keys.builder);
+    expectShape(res, '/v1/rates/live');
+    const kes = res.body.data.BTCKES;
+    expect(kes).toMatchObject({ calculation: 'synthetic', status: 'unverified', data_quality: 'low' });
+    expect(kes.sources).toEqual([expect.objectContaining({ exchange: 'synthetic' })]);
+    expect(kes.flags).toContain('synthetic_only');
+  });
+
+  it('gates include flags and min_confidence by tier with 403 tier_restricted', async () => {
+    expectError(await t.get('/v1/rates/live?pairs=BTCNGN&include_sources=true', free), 403, 'tier_restricted');
+    expectError(await t.get('/v1/rates/live?pairs=BTCNGN&include_synthetic=true', free), 403, 'tier_restricted');
+    expectError(await t.get('/v1/rates/live?pairs=BTCNGN&min_confidence=0.5', free), 403, 'tier_restricted');
+    expectError(await t.get('/v1/rates/live?pairs=BTCNGN&include_audit=true', t.keys.professional), 403, 'tier_restricted');
+  });
+
+  it('leaves out pairs below min_confidence', async () => {
+    const res = await t.get('/v1/rates/live?pairs=BTCNGN,BTCKES&min_confidence=0.3', t.keys.builder);
+    expect(Object.keys(res.body.data)).toEqual(['BTCNGN']);
+  });
+});
+
+describe('GET /v1/rates/markets', () => {
+  it('lists every active pair with Builder+ fields, and refuses Free', async () => {
+    const res = await t.get('/v1/rates/markets', t.keys.builder);
+    expectShape(res, '/v1/rates/markets');
+    expect(res.body.meta.pair_count).toBe(Object.keys(res.body.data).length);
+    expect(Object.keys(res.body.data)).toEqual(expect.arrayContaining(['BTCNGN', 'BTCZAR', 'BTCKES']));
+    expect(res.body.data.BTCZAR.confidence).toBeTypeOf('number');
+    expectError(await t.get('/v1/rates/markets', free), 403, 'tier_restricted');
+  });
+});
+
+describe('GET /v1/rates/historical', () => {
+  it('walks every page to the end, chronological, no candle missing or repeated', async () => {
+    const expected = ref.candles(t.trades.filter((x) => x.pair === 'BTCNGN'), '5m');
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const res: HttpResult = await t.get(`/v1/rates/historical?pair=BTCNGN&start=${daysAgo(2)}&end=${today()}&interval=5m&limit=37${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, t.keys.builder);
+      expectShape(res, '/v1/rates/historical');
+      expect(res.body.meta.row_count).toBe(res.body.data.length);
+      expect(res.body.meta.limit).toBe(37);
+      expect(res.body.meta.limit_max).toBe(2500);
+      seen.push(...res.body.data.map((c: { time: string }) => c.time));
+      cursor = res.body.meta.has_more ? res.body.meta.next_cursor : null;
+      if (cursor) expect(cursor).toBe(res.body.data.at(-1).time);
+      pages++;
+    } while (cursor);
+    expect(pages).toBe(Math.ceil(expected.length / 37));
+    expect(seen).toEqual(expected.map((c) => new Date(c.bucket).toISOString().replace('.000Z', '+00:00')));
+  });
+
+  it('gives exact OHLC and VWAP per candle, with verification by tier', async () => {
+    const expected = ref.candles(t.trades.filter((x) => x.pair === 'BTCZAR'), '1h');
+    const builder = await t.get(`/v1/rates/historical?pair=btczar&start=${daysAgo(2)}&end=${today()}`, t.keys.builder);
+    expect(builder.body.interval).toBe('1h');
+    builder.body.data.forEach((c: Record<string, number>, i: number) => {
+      expect(c.open).toBe(expected[i]!.open);
+      expect(c.close).toBe(expected[i]!.close);
+      expect(ref.closeTo(c.vwap!, expected[i]!.vwap, 1e-9)).toBe(true);
+    });
+    const v = builder.body.data[0].verification;
+    expect(v.sources_count).toBe(3);
+    expect(v.synthetic_price).toBeTypeOf('number');
+    const freeRes = await t.get(`/v1/rates/historical?pair=BTCZAR&start=${daysAgo(2)}&end=${today()}`, free);
+    expect(Object.keys(freeRes.body.data[0].verification).sort()).toEqual(['data_quality', 'status']);
+  });
+
+  it('applies the tier rules: intervals, history depth, page size', async () => {
+    expectError(await t.get(`/v1/rates/historical?pair=BTCNGN&start=${today()}&end=${today()}&interval=5m`, free), 403, 'interval_not_available');
+    expectError(await t.get(`/v1/rates/historical?pair=BTCNGN&start=${daysAgo(45)}&end=${today()}`, free), 403, 'history_limit_exceeded');
+    expect((await t.get(`/v1/rates/historical?pair=BTCNGN&start=${daysAgo(45)}&end=${today()}`, t.keys.builder)).status).toBe(200);
+    expectError(await t.get(`/v1/rates/historical?pair=BTCNGN&start=${today()}&end=${today()}&limit=501`, free), 400, 'validation_error');
+    const def = await t.get(`/v1/rates/historical?pair=BTCNGN&start=${today()}&end=${today()}`, t.keys.enterprise);
+    expect(def.body.meta).toMatchObject({ limit: 500, limit_max: 10000 });
+  });
+
+  it('refuses a cursor outside the range or not of our making', async () => {
+    expectError(await t.get(`/v1/rates/historical?pair=BTCNGN&start=${today()}&end=${today()}&cursor=2020-01-01T00:00:00%2B00:00`, t.keys.builder), 400, 'validation_error');
+    expectError(await t.get(`/v1/rates/historical?pair=BTCNGN&start=${today()}&end=${today()}&cursor=abc`, t.keys.builder), 400, 'validation_error');
+  });
+});
+
+describe('GET /v1/rates/eod', () => {
+  it('returns the UTC day snapshot, 404 not_found without data', async () => {
+    const day = new Date(t.start.getTime() + 86_400_000).toISOString().slice(0, 10);
+    const res = await t.get(`/v1/rates/eod?pair=BTCNGN&date=${day}`, free);
+    expectShape(res, '/v1/rates/eod');
+    const expected = ref.candles(t.trades.filter((x) => x.pair === 'BTCNGN'), '1d').find((c) => new Date(c.bucket).toISOString().startsWith(day))!;
+    expect(res.body).toMatchObject({ date: day, pair: 'BTCNGN', open: expected.open, close: expected.close, high: expected.high, low: expected.low });
+    expectError(await t.get('/v1/rates/eod?pair=BTCNGN&date=2020-01-01', free), 404, 'not_found');
+  });
+});
+
+describe('Builder+ analytics', () => {
+  it('spread: bid/ask from the newest 5-minute low/high, with a synthetic source and a note', async () => {
+    const res = await t.get('/v1/rates/spread?pair=BTCZAR', t.keys.builder);
+    expectShape(res, '/v1/rates/spread');
+    const newest = ref.candles(t.trades.filter((x) => x.pair === 'BTCZAR'), '5m').at(-1)!;
+    expect(res.body.bid).toBe(newest.low);
+    expect(res.body.ask).toBe(newest.high);
+    expect(res.body.mid).toBeCloseTo((newest.low + newest.high) / 2, 6);
+    expect(res.body.sources.map((s: { exchange: string }) => s.exchange)).toContain('synthetic');
+    expect(res.body.note).toMatch(/not order-book/);
+    expectError(await t.get('/v1/rates/spread?pair=BTCZAR', free), 403, 'tier_restricted');
+  });
+
+  it('premium: series over the last 24 hours by default, meta across the range', async () => {
+    const res = await t.get('/v1/premium?pair=BTCNGN', t.keys.professional);
+    expectShape(res, '/v1/premium');
+    expect(res.body.data.length).toBeGreaterThanOrEqual(23);
+    expect(res.body.meta.data_points).toBe(res.body.data.reduce((n: number, d: { data_points: number }) => n + d.data_points, 0));
+    expect(res.body.current.local_price).toBeTypeOf('number');
+    expectError(await t.get('/v1/premium?pair=BTCNGN', free), 403, 'tier_restricted');
+  });
+
+  it('indices: MXNCI and ACLI, filterable', async () => {
+    const res = await t.get('/v1/indices', t.keys.builder);
+    expectShape(res, '/v1/indices');
+    expect(Object.keys(res.body.indices).sort()).toEqual(['ACLI', 'MXNCI']);
+    expect(res.body.indices.MXNCI.value).toBeGreaterThan(0);
+    expect(res.body.indices.MXNCI.change_24h).toBeTypeOf('number');
+    const one = await t.get('/v1/indices?index=ACLI', t.keys.builder);
+    expect(Object.keys(one.body.indices)).toEqual(['ACLI']);
+    expectError(await t.get('/v1/indices', free), 403, 'tier_restricted');
+  });
+});
+
+describe('pairs, status, health', () => {
+  it('pairs lists the 20 public pairs and hides the internal ones', async () => {
+    const res = await t.get('/v1/pairs', free);
+    expectShape(res, '/v1/pairs');
+    expect(res.body.pairs).toHaveLength(20);
+    expect(res.body.pairs.map((p: { pair: string }) => p.pair)).not.toContain('BTCUSDT');
+    const btc = res.body.pairs.find((p: { pair: string }) => p.pair === 'BTCNGN');
+    expect(btc).toMatchObject({ base: 'BTC', quote: 'NGN', exchanges: ['luno', 'quidax'], availability: { live: true } });
+  });
+
+  it('status reports ages and failing sources', async () => {
+    await t.db.sql`UPDATE venue_health SET consecutive_failures = 2, last_error = 'timeout' WHERE exchange = 'quidax' AND pair = 'BTCNGN'`;
+    const res = await t.get('/v1/status', free);
+    expectShape(res, '/v1/status');
+    expect(res.body.pairs.BTCNGN.sources_failing).toEqual(['quidax']);
+    expect(res.body.pairs.BTCNGN.sources_active).toEqual(['luno']);
+    expect(res.body.overall_status).toBe('degraded');
+  });
+
+  it('health needs no key, is not rate limited, and reports real state', async () => {
+    const res = await t.get('/v1/health');
+    expectShape(res, '/v1/health');
+    expect(res.body).toMatchObject({ status: 'ok', services: { database: 'ok', redis: 'disabled', data_collector: 'ok' }, mode: 'real' });
+    expect(res.headers.get('x-ratelimit-limit')).toBeNull();
+    expect(res.body.metrics.requests_24h).toBeGreaterThan(0);
+  });
+});
+
+describe('errors and documents', () => {
+  it('unknown routes are 404 not_found in the error shape', async () => {
+    expectError(await t.get('/v1/nothing-here', free), 404, 'not_found');
+  });
+
+  it('serves an OpenAPI 3.1 document naming every endpoint', async () => {
+    const res = await t.get('/v1/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toBe('3.1.0');
+    for (const p of ['/v1/rates/live', '/v1/rates/historical', '/v1/certificates/{pair}/{timestamp}', '/v1/auth/free-key', '/v1/health']) {
+      expect(Object.keys(res.body.paths)).toContain(p);
+    }
+  });
+
+  it('compresses large responses and allows browser clients', async () => {
+    const res = await fetch(`${t.api.url}/v1/rates/historical?pair=BTCNGN&start=${daysAgo(2)}&end=${today()}&interval=5m&limit=500`, {
+      headers: { 'X-API-Key': t.keys.builder, 'Accept-Encoding': 'gzip', Origin: 'https://app.example' },
+    });
+    expect(res.headers.get('content-encoding')).toBe('gzip');
+    expect(res.headers.get('access-control-allow-origin')).toBe('*'); // keys travel in a header, never cookies
+  });
+});

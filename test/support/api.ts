@@ -1,0 +1,123 @@
+// A running API over HTTP on a fresh database, with market data in it and a key per tier.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { loadConfig, type Config } from '../../lib/config.js';
+import type { Database } from '../../lib/db/connect.js';
+import { refreshAggregates } from '../../lib/db/refresh.js';
+import { buildDeps, startApi, type RunningApi } from '../../api/server.js';
+import type { Tier } from '../../api/tiers.js';
+import { insertFxRates, insertTrades, type TradeRow } from '../../pipeline/store.js';
+import { openTestDatabase, testLog } from './db.js';
+import { generateFx, generateTrades } from './market.js';
+
+export interface TestApi {
+  readonly api: RunningApi;
+  readonly db: Database;
+  readonly config: Config;
+  readonly keys: Record<Tier, string>;
+  readonly trades: TradeRow[];
+  readonly start: Date;
+  readonly redis: Redis | null;
+  readonly namespace: string;
+  /** A new key of that tier, with its own rate-limit budget. */
+  key(tier: Tier): Promise<string>;
+  get(path: string, key?: string | null, headers?: Record<string, string>): Promise<HttpResult>;
+  post(path: string, body: unknown, headers?: Record<string, string>): Promise<HttpResult>;
+  close(): Promise<void>;
+}
+
+export interface HttpResult {
+  readonly status: number;
+  readonly headers: Headers;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  readonly body: any;
+}
+
+export const LISTINGS = {
+  BTCNGN: ['luno', 'quidax'],
+  ETHNGN: ['luno'],
+  USDTNGN: ['luno', 'quidax'],
+  BTCZAR: ['luno', 'valr', 'binance'],
+  BTCUSDT: ['binance'],
+  ETHUSDT: ['binance'],
+} as const;
+
+export async function request(base: string, method: string, urlPath: string, init: { headers?: Record<string, string>; body?: string } = {}): Promise<HttpResult> {
+  const res = await fetch(`${base}${urlPath}`, { method, headers: init.headers, body: init.body });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    /* not JSON: the test will say so */
+  }
+  return { status: res.status, headers: res.headers, body };
+}
+
+export interface TestApiOptions {
+  /** hours of history ending now (default 6) */
+  readonly hours?: number;
+  readonly withRedis?: boolean;
+  readonly db?: Database;
+  readonly namespace?: string;
+  readonly env?: Record<string, string>;
+}
+
+/** Trades up to now (so live rates are fresh), FX, venue listings, aggregates refreshed. */
+export async function seedMarket(db: Database, hours: number): Promise<{ trades: TradeRow[]; start: Date }> {
+  const now = Date.now();
+  const start = new Date(Math.floor((now - hours * 3_600_000) / 3_600_000) * 3_600_000);
+  const trades = generateTrades({ seed: 11, start, hours: (now - 30_000 - start.getTime()) / 3_600_000, listings: LISTINGS, tradesPerHour: 24 });
+  const stored = await insertTrades(db.sql, trades);
+  await insertFxRates(db.sql, generateFx(start, hours + 1));
+  await refreshAggregates(db.sql, stored.from, stored.to);
+  for (const [pair, venues] of Object.entries(LISTINGS)) {
+    for (const venue of venues) {
+      await db.sql`INSERT INTO venue_markets (exchange, pair, symbol) VALUES (${venue}, ${pair}, ${pair}) ON CONFLICT DO NOTHING`;
+      const last = trades.filter((t) => t.pair === pair && t.exchange === venue).at(-1)?.time ?? null;
+      await db.sql`
+        INSERT INTO venue_health (exchange, pair, last_attempt_at, last_success_at, last_trade_at, consecutive_failures)
+        VALUES (${venue}, ${pair}, now(), now(), ${last}, 0) ON CONFLICT DO NOTHING`;
+    }
+  }
+  await db.sql`INSERT INTO ingest_cycles (kind, market, started_at, finished_at) VALUES ('trades', 'real', now(), now()), ('fx', 'real', now(), now())`;
+  return { trades, start };
+}
+
+export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> {
+  const db = opts.db ?? (await openTestDatabase());
+  const { trades, start } = await seedMarket(db, opts.hours ?? 6);
+  const varDir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-api-'));
+  const config = loadConfig({ AFRATES_VAR_DIR: varDir, LOG_LEVEL: 'silent', ...opts.env });
+  const namespace = opts.namespace ?? `t${crypto.randomBytes(4).toString('hex')}`;
+  const redis = opts.withRedis ? new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 }) : null;
+  const deps = await buildDeps(config, testLog, db.sql, { redis, namespace });
+  await deps.snapshot.refresh();
+  const api = await startApi(deps, '127.0.0.1', 0);
+  const keys = {} as Record<Tier, string>;
+  for (const tier of ['free', 'builder', 'professional', 'enterprise'] as const) {
+    keys[tier] = (await deps.keys.issue({ tier, customerName: `${tier} customer`, email: `${tier}@example.test` })).apiKey;
+  }
+  return {
+    api,
+    db,
+    config,
+    keys,
+    trades,
+    start,
+    redis,
+    namespace,
+    key: async (tier) => (await deps.keys.issue({ tier, customerName: `${tier} customer` })).apiKey,
+    get: (p, key, headers = {}) => request(api.url, 'GET', p, { headers: { ...(key ? { 'X-API-Key': key } : {}), ...headers } }),
+    post: (p, body, headers = {}) =>
+      request(api.url, 'POST', p, { headers: { 'Content-Type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    async close() {
+      await api.close();
+      if (!opts.db) await db.close();
+      fs.rmSync(varDir, { recursive: true, force: true });
+    },
+  };
+}
