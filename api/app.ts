@@ -25,7 +25,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(requestId());
   app.use(measure(deps.metrics, deps.log));
   app.use(renderErrors());
-  app.use(cors({ allowMethods: ['GET', 'POST', 'OPTIONS'], exposeHeaders: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id'] }));
+  app.use(cors({ allowMethods: ['GET', 'POST', 'OPTIONS'], exposeHeaders: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id', 'X-Quota-Limit', 'X-Quota-Remaining'] }));
   app.use(compress({ threshold: 2048 }));
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '16kb', encoding: 'utf-8' }));
   app.use(authenticate(deps.keys, deps.config.gatewaySecret));

@@ -6,7 +6,7 @@ import addFormatsPlugin from 'ajv-formats';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { validationError } from './errors.js';
 
-const ajv = new Ajv({ allErrors: false, coerceTypes: true, useDefaults: true, strict: true });
+const ajv = new Ajv({ allErrors: false, coerceTypes: true, useDefaults: true, strict: true, verbose: true });
 (addFormatsPlugin as unknown as (a: Ajv) => void)(ajv);
 
 export type ObjectSchema = JSONSchema & { readonly type: 'object'; readonly properties: Record<string, JSONSchema> };
@@ -29,6 +29,11 @@ function describe(e: ErrorObject, where: string): string {
       return `${where} parameter '${name}' must be a valid ${e.params.format === 'date' ? 'date, YYYY-MM-DD' : (e.params as { format: string }).format}`;
     case 'type':
       return `${where} parameter '${name}' must be ${e.params.type === 'boolean' ? 'true or false' : `a ${(e.params as { type: string }).type}`}`;
+    case 'pattern':
+    case 'maxLength': {
+      const described = (e.parentSchema as { description?: string } | undefined)?.description;
+      return `${where} parameter '${name}' ${described ? `must be a ${described}` : e.message ?? 'is invalid'}`;
+    }
     default:
       return `${where} parameter '${name}' ${e.message ?? 'is invalid'}`;
   }

@@ -147,6 +147,10 @@ export class RateLimiter {
       }
       const entry = `${subject.id}|${month.key}`;
       this.unflushed.set(entry, (this.unflushed.get(entry) ?? 0) + 1);
+      const monthLeft = Math.ceil((month.next.getTime() - now) / 1000);
+      headers['X-Quota-Limit'] = String(rules.perMonth);
+      headers['X-Quota-Remaining'] = String(rules.perMonth - usedThisMonth);
+      headers.RateLimit += `, "month";r=${rules.perMonth - usedThisMonth};t=${monthLeft}`;
     }
     return { headers };
   }

@@ -64,6 +64,8 @@ export interface TestApiOptions {
   readonly db?: Database;
   readonly namespace?: string;
   readonly env?: Record<string, string>;
+  /** the limiter's and key cache's clock */
+  readonly now?: () => number;
 }
 
 /** Trades up to now (so live rates are fresh), FX, venue listings, aggregates refreshed. */
@@ -89,17 +91,18 @@ export async function seedMarket(db: Database, hours: number): Promise<{ trades:
 
 export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> {
   const db = opts.db ?? (await openTestDatabase());
-  const { trades, start } = await seedMarket(db, opts.hours ?? 6);
+  // a second instance on the same database finds the market already there
+  const { trades, start } = opts.db ? { trades: [], start: new Date() } : await seedMarket(db, opts.hours ?? 6);
   const varDir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-api-'));
   const config = loadConfig({ AFRATES_VAR_DIR: varDir, LOG_LEVEL: 'silent', ...opts.env });
   const namespace = opts.namespace ?? `t${crypto.randomBytes(4).toString('hex')}`;
   const redis = opts.withRedis ? new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 }) : null;
-  const deps = await buildDeps(config, testLog, db.sql, { redis, namespace });
+  const deps = await buildDeps(config, testLog, db.sql, { redis, namespace, now: opts.now });
   await deps.snapshot.refresh();
   const api = await startApi(deps, '127.0.0.1', 0);
   const keys = {} as Record<Tier, string>;
   for (const tier of ['free', 'builder', 'professional', 'enterprise'] as const) {
-    keys[tier] = (await deps.keys.issue({ tier, customerName: `${tier} customer`, email: `${tier}@example.test` })).apiKey;
+    keys[tier] = (await deps.keys.issue({ tier, customerName: `${tier} customer`, email: `${tier}+${crypto.randomBytes(4).toString('hex')}@example.test` })).apiKey;
   }
   return {
     api,

@@ -1,0 +1,72 @@
+// Certificates: enterprise only, deterministic, and both signatures verify independently with
+// node:crypto (HMAC with the shared secret, Ed25519 with the published public key).
+import crypto from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApi, type TestApi } from '../support/api.js';
+import * as ref from '../support/reference.js';
+
+const SECRET = 'test-secret-for-certificates';
+let t: TestApi;
+
+beforeAll(async () => {
+  t = await startTestApi({ hours: 3, env: { CERT_HMAC_SECRET: SECRET } });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('certificates', () => {
+  it('are for Enterprise only', async () => {
+    for (const tier of ['free', 'builder', 'professional'] as const) {
+      const res = await t.get('/v1/certificates/BTCNGN', await t.key(tier));
+      expect(res.status).toBe(403);
+      expect(res.body.error).toBe('tier_restricted');
+    }
+  });
+
+  it('list one certificate per 5-minute VWAP, newest first, with download paths', async () => {
+    const res = await t.get('/v1/certificates/BTCNGN?limit=1000', t.keys.enterprise);
+    expect(res.status).toBe(200);
+    const buckets = ref.candles(t.trades.filter((x) => x.pair === 'BTCNGN'), '5m');
+    expect(res.body.count).toBe(buckets.length);
+    const newest = buckets.at(-1)!;
+    expect(ref.closeTo(res.body.certificates[0].rate, newest.vwap, 1e-10)).toBe(true);
+    expect(res.body.certificates[0].certificate_url).toBe(`/v1/certificates/BTCNGN/${encodeURIComponent(res.body.certificates[0].timestamp)}`);
+    const limited = await t.get('/v1/certificates/BTCNGN?limit=3', t.keys.enterprise);
+    expect(limited.body.count).toBe(3);
+  });
+
+  it('verify with HMAC-SHA256 and Ed25519, and are byte-identical when fetched again', async () => {
+    const list = await t.get('/v1/certificates/BTCNGN?limit=5', t.keys.enterprise);
+    const url = list.body.certificates[2].certificate_url as string;
+    const first = await fetch(`${t.api.url}${url}`, { headers: { 'X-API-Key': t.keys.enterprise } });
+    const text = await first.text();
+    const second = await (await fetch(`${t.api.url}${url}`, { headers: { 'X-API-Key': t.keys.enterprise } })).text();
+    expect(second).toBe(text);
+
+    const cert = JSON.parse(text);
+    expect(first.status, text).toBe(200);
+    expect(cert.certificate_id).toMatch(/^CERT-BTCNGN-\d{8}T\d{6}Z$/);
+    expect(cert.validity).toEqual({ not_before: cert.data.timestamp, not_after: null });
+    expect(cert.customer).toEqual({ tier: 'enterprise', customer_name: 'enterprise customer' });
+    const payload = JSON.parse(cert.audit.signed_payload);
+    expect(Object.keys(payload)).toEqual(['pair', 'rate', 'sources', 'time']);
+    expect(payload).toMatchObject({ pair: 'BTCNGN', time: cert.data.timestamp, sources: cert.data.sources });
+    expect(Number(payload.rate)).toBe(cert.data.rate);
+
+    const hmac = crypto.createHmac('sha256', SECRET).update(cert.audit.signed_payload).digest('hex');
+    expect(cert.audit.signature).toBe(hmac);
+
+    const keys = await t.get('/v1/certificates/keys'); // public: no key needed
+    const publicKey = crypto.createPublicKey(keys.body.keys[0].public_key_pem);
+    expect(crypto.verify(null, Buffer.from(cert.audit.signed_payload), publicKey, Buffer.from(cert.audit.ed25519_signature, 'base64'))).toBe(true);
+    const tampered = cert.audit.signed_payload.replace(payload.rate, String(Number(payload.rate) + 1));
+    expect(crypto.verify(null, Buffer.from(tampered), publicKey, Buffer.from(cert.audit.ed25519_signature, 'base64'))).toBe(false);
+  });
+
+  it('answers 404 for a time without a published rate', async () => {
+    const res = await t.get('/v1/certificates/BTCNGN/2001-01-01T00:00:00%2B00:00', t.keys.enterprise);
+    expect(res.status).toBe(404);
+    expect(res.body.error).toBe('not_found');
+  });
+});
