@@ -1,0 +1,127 @@
+// Trade collection for one venue and pair: page forward from the durable watermark until caught
+// up. Trades are stored before the watermark moves, and stored idempotently (same exchange, pair,
+// id, time: once), so a crash at any point resumes without a gap or a duplicate. Out-of-order and
+// repeated trades in a page are sorted and de-duplicated here and by the table's identity.
+import type { Exchange, Trade } from 'ccxt';
+import type { Sql } from '../lib/db/connect.js';
+import { insertTrades, type TradeRow } from './store.js';
+import type { Venue } from './venues/types.js';
+
+export interface Watermark {
+  readonly time: Date;
+  readonly id: string;
+}
+
+export interface CollectResult {
+  readonly fetched: number;
+  readonly inserted: number;
+  readonly from: Date | null;
+  readonly to: Date | null;
+  readonly pages: number;
+  readonly caughtUp: boolean;
+  readonly watermark: Watermark | null;
+}
+
+export interface CollectTarget {
+  readonly venue: Venue;
+  readonly exchange: Exchange;
+  /** the venue's unified symbol, e.g. BTC/NGN */
+  readonly symbol: string;
+  /** afrates' pair id, e.g. BTCNGN */
+  readonly pair: string;
+}
+
+export type Fetch = <T>(work: () => Promise<T>) => Promise<T>;
+
+export async function readWatermark(sql: Sql, exchange: string, pair: string): Promise<Watermark | null> {
+  const [row] = await sql<{ last_time: Date; last_id: string }[]>`
+    SELECT last_time, last_id FROM ingest_watermarks WHERE exchange = ${exchange} AND pair = ${pair}`;
+  return row ? { time: row.last_time, id: row.last_id } : null;
+}
+
+async function writeWatermark(sql: Sql, exchange: string, pair: string, w: Watermark): Promise<void> {
+  // never backwards: a late page cannot rewind the resume point
+  await sql`
+    INSERT INTO ingest_watermarks (exchange, pair, last_time, last_id) VALUES (${exchange}, ${pair}, ${w.time}, ${w.id})
+    ON CONFLICT (exchange, pair) DO UPDATE SET last_time = excluded.last_time, last_id = excluded.last_id, updated_at = now()
+    WHERE ingest_watermarks.last_time <= excluded.last_time`;
+}
+
+/** Orders trades by (time, id), drops repeats and anything not a usable trade. */
+export function normalise(trades: readonly Trade[], target: CollectTarget): TradeRow[] {
+  const seen = new Set<string>();
+  const rows: TradeRow[] = [];
+  for (const t of trades) {
+    if (t.id === undefined || t.timestamp === undefined || !(Number(t.price) > 0) || !(Number(t.amount) > 0)) continue;
+    const id = String(t.id);
+    if (seen.has(id)) continue;
+    seen.add(id);
+    rows.push({
+      time: new Date(t.timestamp),
+      exchange: target.venue.id,
+      pair: target.pair,
+      tradeId: id,
+      price: Number(t.price),
+      amount: Number(t.amount),
+      side: t.side === 'buy' || t.side === 'sell' ? t.side : null,
+    });
+  }
+  return rows.sort((a, b) => a.time.getTime() - b.time.getTime() || compareIds(a.tradeId, b.tradeId));
+}
+
+function compareIds(a: string, b: string): number {
+  return /^\d+$/.test(a) && /^\d+$/.test(b) ? (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0) : a.localeCompare(b);
+}
+
+export interface CollectOptions {
+  /** Where to start without a watermark (ms). */
+  readonly startAt: number;
+  /** Stop after this time (ms), for backfills; default: until caught up. */
+  readonly until?: number;
+  /** Most pages in one call, so one busy pair can't hold up a cycle. */
+  readonly maxPages?: number;
+  /** Keep the watermark (live collection) or leave it alone (backfill). */
+  readonly trackWatermark?: boolean;
+  readonly onPage?: (lastTime: number) => void;
+}
+
+export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opts: CollectOptions): Promise<CollectResult> {
+  const track = opts.trackWatermark ?? true;
+  let watermark = track ? await readWatermark(sql, target.venue.id, target.pair) : null;
+  let since = watermark ? watermark.time.getTime() : opts.startAt;
+  let fetched = 0;
+  let inserted = 0;
+  let from: Date | null = null;
+  let to: Date | null = null;
+  let pages = 0;
+  let caughtUp = false;
+  const maxPages = opts.maxPages ?? 50;
+  while (pages < maxPages) {
+    const page = await fetch(() => target.exchange.fetchTrades(target.symbol, since, target.venue.pageSize));
+    pages++;
+    fetched += page.length;
+    let rows = normalise(page, target).filter((r) => r.time.getTime() >= since);
+    if (opts.until !== undefined) rows = rows.filter((r) => r.time.getTime() <= opts.until!);
+    if (rows.length > 0) {
+      const stored = await insertTrades(sql, rows);
+      inserted += stored.inserted;
+      if (stored.from && (!from || stored.from < from)) from = stored.from;
+      if (stored.to && (!to || stored.to > to)) to = stored.to;
+      const newest = rows[rows.length - 1]!;
+      if (!watermark || newest.time > watermark.time || (newest.time.getTime() === watermark.time.getTime() && compareIds(newest.tradeId, watermark.id) > 0)) {
+        watermark = { time: newest.time, id: newest.tradeId };
+        if (track) await writeWatermark(sql, target.venue.id, target.pair, watermark);
+      }
+      opts.onPage?.(newest.time.getTime());
+    }
+    const newestTime = rows.length > 0 ? rows[rows.length - 1]!.time.getTime() : since;
+    if (page.length < target.venue.pageSize || (opts.until !== undefined && newestTime >= opts.until)) {
+      caughtUp = true;
+      break;
+    }
+    // A full page: ask again from its newest trade (inclusive; repeats are dropped). A full page
+    // within one millisecond would never advance, so step past that millisecond.
+    since = newestTime > since ? newestTime : since + 1;
+  }
+  return { fetched, inserted, from, to, pages, caughtUp, watermark };
+}

@@ -1,0 +1,244 @@
+// The collector: every cycle (CYCLE_SECONDS) each venue, in parallel and under its own bottleneck
+// limiter, collects every pair it lists; then the touched range of the aggregates is refreshed and
+// the cycle recorded. FX rates every FX_CYCLE_SECONDS. A venue that keeps failing is marked failing
+// (venue_health, read by GET /v1/status) and retried after a growing pause, without holding up the
+// others.
+import Bottleneck from 'bottleneck';
+import { NetworkError, type Exchange } from 'ccxt';
+import type { Config } from '../lib/config.js';
+import type { Sql } from '../lib/db/connect.js';
+import { refreshAggregates } from '../lib/db/refresh.js';
+import type { Logger } from '../lib/log.js';
+import { collect, type CollectResult } from './collect.js';
+import { listingsOf, loadPairs, recordListings, type Listing, type PairRow } from './discover.js';
+import { fxSources, type FxSource } from './fx/index.js';
+import { insertFxRates } from './store.js';
+import type { Venue } from './venues/types.js';
+
+const DAY_MS = 86_400_000;
+
+export interface PipelineOptions {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly sql: Sql;
+  readonly venues: readonly Venue[];
+  readonly fx?: readonly FxSource[];
+  /** Called after every cycle that stored something (the API's live snapshot refresh). */
+  readonly onCycle?: () => Promise<void>;
+  /** Without a watermark, start collecting this far back (ms). Default 1 hour. */
+  readonly initialLookbackMs?: number;
+  /** Retry pauses in ms; the number of entries is the number of retries. */
+  readonly retryDelaysMs?: readonly number[];
+  readonly requestTimeoutMs?: number;
+  readonly now?: () => number;
+  /** Drop the venues' published pacing: only for a simulated market that has no limits (tests). */
+  readonly unpaced?: boolean;
+}
+
+interface VenueState {
+  readonly venue: Venue;
+  readonly exchange: Exchange;
+  readonly limiter: Bottleneck;
+  listings: Listing[];
+  discoveredAt: number;
+  failedCycles: number;
+  nextAttemptAt: number;
+}
+
+export interface CycleReport {
+  readonly startedAt: Date;
+  readonly finishedAt: Date;
+  readonly rowsBySource: Record<string, number>;
+  readonly errors: { source: string; pair?: string; error: string }[];
+}
+
+export class Pipeline {
+  private readonly states: VenueState[];
+  private pairs: PairRow[] = [];
+  private timers: NodeJS.Timeout[] = [];
+  private readonly inflight = new Set<Promise<unknown>>();
+  private stopped = false;
+  private readonly now: () => number;
+  private readonly retryDelays: readonly number[];
+
+  constructor(private readonly o: PipelineOptions) {
+    this.now = o.now ?? Date.now;
+    this.retryDelays = o.retryDelaysMs ?? [500, 2_000, 5_000];
+    this.states = o.venues.map((venue) => ({
+      venue,
+      exchange: venue.create({ simUrl: o.config.simUrl, timeoutMs: o.requestTimeoutMs ?? 10_000 }),
+      limiter: new Bottleneck(o.unpaced ? { maxConcurrent: 4 } : { minTime: venue.limits.minTimeMs, maxConcurrent: venue.limits.maxConcurrent }),
+      listings: [],
+      discoveredAt: 0,
+      failedCycles: 0,
+      nextAttemptAt: 0,
+    }));
+  }
+
+  private get market() {
+    return this.o.config.market;
+  }
+
+  /** Retries network errors, 429s and 5xx (ccxt NetworkError and subclasses) with backoff. */
+  private async withRetry<T>(state: VenueState, work: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await state.limiter.schedule(work);
+      } catch (err) {
+        if (!(err instanceof NetworkError) || attempt >= this.retryDelays.length || this.stopped) throw err;
+        await new Promise((r) => setTimeout(r, this.retryDelays[attempt]));
+      }
+    }
+  }
+
+  /** Loads markets and records listings; daily, or when a venue has none yet. */
+  private async discover(state: VenueState): Promise<void> {
+    if (this.pairs.length === 0) this.pairs = await loadPairs(this.o.sql);
+    try {
+      await this.withRetry(state, () => state.exchange.loadMarkets(true));
+      state.listings = listingsOf(state.venue.id, state.exchange, this.pairs);
+      state.discoveredAt = this.now();
+      await recordListings(this.o.sql, state.venue.id, state.listings);
+      this.o.log.info({ venue: state.venue.id, pairs: state.listings.map((l) => l.pair) }, 'venue markets discovered');
+    } catch (err) {
+      // keep serving what was discovered before (also across restarts, from venue_markets)
+      if (state.listings.length === 0) {
+        state.listings = await this.o.sql<Listing[]>`SELECT pair, symbol FROM venue_markets WHERE exchange = ${state.venue.id}`;
+      }
+      throw err;
+    }
+  }
+
+  private async recordHealth(venue: string, pair: string, ok: boolean, result: CollectResult | null, error?: string) {
+    await this.o.sql`
+      INSERT INTO venue_health AS h (exchange, pair, last_attempt_at, last_success_at, last_trade_at, consecutive_failures, last_error)
+      VALUES (${venue}, ${pair}, now(), ${ok ? new Date() : null}, ${result?.to ?? null}, ${ok ? 0 : 1}, ${error ?? null})
+      ON CONFLICT (exchange, pair) DO UPDATE SET
+        last_attempt_at = now(),
+        last_success_at = CASE WHEN ${ok} THEN now() ELSE h.last_success_at END,
+        last_trade_at = GREATEST(h.last_trade_at, excluded.last_trade_at),
+        consecutive_failures = CASE WHEN ${ok} THEN 0 ELSE h.consecutive_failures + 1 END,
+        last_error = CASE WHEN ${ok} THEN NULL ELSE excluded.last_error END`;
+  }
+
+  private async collectVenue(state: VenueState, report: CycleReport, range: { from: Date | null; to: Date | null }) {
+    const started = this.now();
+    const id = state.venue.id;
+    if (this.now() < state.nextAttemptAt) return;
+    let failures = 0;
+    let inserted = 0;
+    try {
+      if (state.listings.length === 0 || this.now() - state.discoveredAt > DAY_MS) await this.discover(state);
+    } catch (err) {
+      failures++;
+      report.errors.push({ source: id, error: `loadMarkets: ${(err as Error).message}`.slice(0, 500) });
+    }
+    for (const listing of state.listings) {
+      if (this.stopped) break;
+      try {
+        const result = await collect(this.o.sql, { venue: state.venue, exchange: state.exchange, symbol: listing.symbol, pair: listing.pair }, (w) => this.withRetry(state, w), {
+          startAt: this.now() - (this.o.initialLookbackMs ?? 3_600_000),
+        });
+        inserted += result.inserted;
+        if (result.from && (!range.from || result.from < range.from)) range.from = result.from;
+        if (result.to && (!range.to || result.to > range.to)) range.to = result.to;
+        await this.recordHealth(id, listing.pair, true, result);
+      } catch (err) {
+        failures++;
+        const message = `${(err as Error).constructor.name}: ${(err as Error).message}`.slice(0, 500);
+        report.errors.push({ source: id, pair: listing.pair, error: message });
+        await this.recordHealth(id, listing.pair, false, null, message).catch(() => {});
+      }
+    }
+    report.rowsBySource[id] = inserted;
+    const allFailed = failures > 0 && failures >= state.listings.length;
+    state.failedCycles = allFailed ? state.failedCycles + 1 : 0;
+    // after 3 failed cycles in a row: pause 1, 2, 4 ... up to 10 minutes before trying again
+    state.nextAttemptAt = state.failedCycles >= 3 ? this.now() + Math.min(600_000, 60_000 * 2 ** (state.failedCycles - 3)) : 0;
+    this.o.log[failures ? 'warn' : 'info'](
+      { venue: id, pairs: state.listings.length, inserted, failures, ms: this.now() - started, failedCycles: state.failedCycles },
+      'venue cycle',
+    );
+  }
+
+  private async record(kind: 'trades' | 'fx' | 'backfill', report: CycleReport): Promise<void> {
+    await this.o.sql`
+      INSERT INTO ingest_cycles (kind, market, started_at, finished_at, rows_by_source, errors)
+      VALUES (${kind}, ${this.market}, ${report.startedAt}, ${report.finishedAt}, ${this.o.sql.json(report.rowsBySource)}, ${this.o.sql.json(report.errors)})`;
+  }
+
+  /** One trade collection cycle over every venue. */
+  async runTradeCycle(): Promise<CycleReport> {
+    const report: CycleReport = { startedAt: new Date(this.now()), finishedAt: new Date(), rowsBySource: {}, errors: [] };
+    const range = { from: null as Date | null, to: null as Date | null };
+    await Promise.all(this.states.map((s) => this.collectVenue(s, report, range)));
+    if (range.from) await refreshAggregates(this.o.sql, range.from, range.to, new Date(this.now()));
+    const done = { ...report, finishedAt: new Date(this.now()) };
+    await this.record('trades', done);
+    await this.o.onCycle?.();
+    return done;
+  }
+
+  /** One FX cycle: every source, each stored with its own update time. */
+  async runFxCycle(): Promise<CycleReport> {
+    const report: CycleReport = { startedAt: new Date(this.now()), finishedAt: new Date(), rowsBySource: {}, errors: [] };
+    for (const source of this.o.fx ?? fxSources) {
+      try {
+        const obs = await source.fetch({ simUrl: this.o.config.simUrl, timeoutMs: this.o.requestTimeoutMs ?? 10_000 });
+        const stored = await insertFxRates(
+          this.o.sql,
+          obs.rates.map((r) => ({ time: obs.observedAt, currency: r.currency, unitsPerUsd: r.unitsPerUsd, source: obs.source, sourceUpdatedAt: r.sourceUpdatedAt })),
+        );
+        report.rowsBySource[source.id] = stored;
+      } catch (err) {
+        report.errors.push({ source: source.id, error: (err as Error).message.slice(0, 500) });
+      }
+    }
+    const done = { ...report, finishedAt: new Date(this.now()) };
+    this.o.log[done.errors.length ? 'warn' : 'info']({ rows: done.rowsBySource, errors: done.errors }, 'fx cycle');
+    await this.record('fx', done);
+    await this.o.onCycle?.();
+    return done;
+  }
+
+  /** Runs both loops until stop(); each waits for its own previous run (no overlap). */
+  start(): void {
+    const loop = (every: number, run: () => Promise<unknown>, name: string) => {
+      const tick = async () => {
+        if (this.stopped) return;
+        const started = this.now();
+        const running = run().catch((err) => this.o.log.error({ err, loop: name }, 'cycle failed'));
+        this.inflight.add(running);
+        await running;
+        this.inflight.delete(running);
+        if (!this.stopped) this.timers.push(setTimeout(() => void tick(), Math.max(0, every - (this.now() - started))));
+      };
+      void tick();
+    };
+    loop(this.o.config.fxCycleSeconds * 1000, () => this.runFxCycle(), 'fx');
+    loop(this.o.config.cycleSeconds * 1000, () => this.runTradeCycle(), 'trades');
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.timers) clearTimeout(t);
+    await Promise.all(this.inflight);
+    await Promise.all(this.states.map((s) => s.limiter.stop({ dropWaitingJobs: true }).catch(() => {})));
+  }
+
+  /** Each venue with what it lists (discovered now if not yet) and a paced, retrying fetch. */
+  async venueTargets(): Promise<Array<{ venue: Venue; exchange: Exchange; listings: readonly Listing[]; fetch: <T>(work: () => Promise<T>) => Promise<T>; error?: string }>> {
+    return Promise.all(
+      this.states.map(async (s) => {
+        let error: string | undefined;
+        if (s.listings.length === 0) await this.discover(s).catch((err) => (error = (err as Error).message));
+        return { venue: s.venue, exchange: s.exchange, listings: s.listings, fetch: <T>(w: () => Promise<T>) => this.withRetry(s, w), error };
+      }),
+    );
+  }
+
+  /** Records a backfill run like a cycle, so health and status see it. */
+  async recordBackfill(report: CycleReport): Promise<void> {
+    await this.record('backfill', report);
+  }
+}

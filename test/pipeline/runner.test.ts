@@ -1,0 +1,174 @@
+// The collector end to end: real ccxt against the simulated market, the embedded database, the
+// aggregates. Compares what is stored with what the simulator served, trade for trade.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../lib/config.js';
+import type { Database } from '../../lib/db/connect.js';
+import { collect } from '../../pipeline/collect.js';
+import { Pipeline } from '../../pipeline/runner.js';
+import { startSimMarket, type SimMarket } from '../../pipeline/sim/index.js';
+import { venueById, venues } from '../../pipeline/venues/index.js';
+import { openTestDatabase, testLog } from '../support/db.js';
+
+// short enough that Quidax (latest ~100 trades only, no paging) can still serve all of it
+const LOOKBACK = 5 * 60_000;
+let clock = Date.UTC(2026, 10, 20, 12, 0, 0);
+const now = () => clock;
+let sim: SimMarket;
+let db: Database;
+let cycleStart: number;
+
+/** paced: honour each venue's published limits (slow: VALR allows one call every 2.5 s). */
+function pipeline(paced = false) {
+  const config = loadConfig({ MARKET: 'simulated', SIM_URL: sim.url, CYCLE_SECONDS: '60' });
+  return new Pipeline({ config, log: testLog, sql: db.sql, venues, now, initialLookbackMs: LOOKBACK, retryDelaysMs: [5, 10], requestTimeoutMs: 400, unpaced: !paced });
+}
+
+/** Every stored trade of a venue+pair equals what the simulator served since collection began. */
+async function expectExactly(venue: string, pair: string) {
+  const served = sim.served(venue, pair).filter((t) => t.time >= cycleStart - LOOKBACK);
+  const stored = await db.sql<{ trade_id: string; time: Date; price: string; amount: string }[]>`
+    SELECT trade_id, time, price, amount FROM trades WHERE exchange = ${venue} AND pair = ${pair} ORDER BY time, trade_id`;
+  expect(stored.map((s) => s.trade_id).sort(), `${venue} ${pair}`).toEqual(served.map((t) => t.id).sort());
+  const byId = new Map(served.map((t) => [t.id, t]));
+  for (const s of stored) {
+    const t = byId.get(s.trade_id)!;
+    expect(s.time.getTime()).toBe(t.time);
+    expect(Number(s.price)).toBe(t.price);
+    expect(Number(s.amount)).toBe(t.amount);
+  }
+}
+
+async function expectAllExact() {
+  for (const [venue, pairs] of Object.entries(sim.listings())) {
+    for (const pair of pairs) await expectExactly(venue, pair);
+  }
+}
+
+beforeAll(async () => {
+  db = await openTestDatabase();
+  sim = await startSimMarket({ seed: 3, now, historyStart: clock - 2 * 3_600_000 });
+});
+afterAll(async () => {
+  await sim?.stop();
+  await db?.close();
+});
+
+describe('collection cycle', () => {
+  it('stores exactly the trades served, builds candles and advances watermarks', async () => {
+    cycleStart = clock;
+    const p = pipeline(true);
+    const report = await p.runTradeCycle();
+    expect(report.errors).toEqual([]);
+    expect(Object.keys(report.rowsBySource).sort()).toEqual(['binance', 'luno', 'quidax', 'valr']);
+    await expectAllExact();
+    const listed = await db.sql`SELECT exchange, pair FROM venue_markets ORDER BY exchange, pair`;
+    expect(listed.length).toBe(Object.values(sim.listings()).flat().length);
+    const candles = await db.sql`SELECT count(*)::int AS n FROM candles WHERE interval = '5m' AND pair = 'BTCNGN'`;
+    expect(candles[0]!.n).toBeGreaterThan(0);
+    const [w] = await db.sql`SELECT last_time FROM ingest_watermarks WHERE exchange = 'luno' AND pair = 'BTCNGN'`;
+    expect(w!.last_time.getTime()).toBe(sim.served('luno', 'BTCNGN').at(-1)!.time);
+
+    clock += 3 * 60_000;
+    await p.runTradeCycle();
+    await expectAllExact();
+    const [cycles] = await db.sql`SELECT count(*)::int AS n FROM ingest_cycles WHERE kind = 'trades' AND market = 'simulated'`;
+    expect(cycles!.n).toBe(2);
+    await p.stop();
+  });
+
+  it('resumes after a crash mid-cycle with no gap and no duplicate', async () => {
+    clock += 10 * 60_000;
+    const venue = venueById('luno')!;
+    const exchange = venue.create({ simUrl: sim.url });
+    let calls = 0;
+    const dying = async <T>(work: () => Promise<T>): Promise<T> => {
+      if (++calls > 1) throw new Error('killed');
+      return work();
+    };
+    // a page size of 5 makes several pages; the "process" dies after the first
+    await expect(collect(db.sql, { venue: { ...venue, pageSize: 5 }, exchange, symbol: 'BTC/NGN', pair: 'BTCNGN' }, dying, { startAt: 0 })).rejects.toThrow('killed');
+    const p = pipeline(); // a fresh process: everything it knows comes from the database
+    const report = await p.runTradeCycle();
+    expect(report.errors).toEqual([]);
+    await expectAllExact();
+    await p.stop();
+  });
+
+  it('collects FX from both sources with their own update times', async () => {
+    const p = pipeline();
+    const report = await p.runFxCycle();
+    expect(report.errors).toEqual([]);
+    const rows = await db.sql<{ source: string; n: number }[]>`SELECT source, count(*)::int AS n FROM fx_rates GROUP BY source ORDER BY source`;
+    expect(rows).toEqual([{ source: 'coinbase', n: 5 }, { source: 'exchangerate_api', n: 5 }]);
+    const [erApi] = await db.sql`SELECT source_updated_at, time FROM fx_rates WHERE source = 'exchangerate_api' LIMIT 1`;
+    expect(erApi!.source_updated_at.getTime()).toBeLessThan(erApi!.time.getTime());
+    await p.stop();
+  });
+});
+
+describe('faults', () => {
+  const failing = async (venue: string) =>
+    db.sql<{ pair: string; consecutive_failures: number; last_error: string | null }[]>`
+      SELECT pair, consecutive_failures, last_error FROM venue_health WHERE exchange = ${venue} ORDER BY pair`;
+
+  it('retries a 429 and a timeout, losing nothing', async () => {
+    const p = pipeline();
+    clock += 2 * 60_000;
+    sim.setFault('luno', { kind: 'rate_limit', times: 1 });
+    sim.setFault('valr', { kind: 'timeout', times: 1 });
+    const report = await p.runTradeCycle();
+    expect(report.errors).toEqual([]);
+    await expectAllExact();
+    await p.stop();
+  });
+
+  for (const kind of ['server_error', 'malformed', 'timeout'] as const) {
+    it(`marks a venue failing on persistent ${kind}, keeps the others going, and recovers without a gap`, async () => {
+      const p = pipeline();
+      clock += 2 * 60_000;
+      sim.setFault('quidax', { kind });
+      const report = await p.runTradeCycle();
+      const quidaxErrors = report.errors.filter((e) => e.source === 'quidax');
+      expect(quidaxErrors.length).toBeGreaterThan(0);
+      expect(report.errors.every((e) => e.source === 'quidax')).toBe(true);
+      const health = await failing('quidax');
+      expect(health.every((h) => h.consecutive_failures >= 1 && h.last_error)).toBe(true);
+      await expectExactly('luno', 'BTCNGN');
+
+      sim.setFault('quidax', null);
+      clock += 60_000;
+      const after = await p.runTradeCycle();
+      expect(after.errors).toEqual([]);
+      expect((await failing('quidax')).every((h) => h.consecutive_failures === 0)).toBe(true);
+      await expectAllExact();
+      await p.stop();
+    });
+  }
+
+  it('stores repeated and shuffled trades once each', async () => {
+    const p = pipeline();
+    clock += 4 * 60_000;
+    sim.setFault('luno', { kind: 'duplicates' });
+    sim.setFault('valr', { kind: 'out_of_order' });
+    const report = await p.runTradeCycle();
+    expect(report.errors).toEqual([]);
+    await expectAllExact();
+    sim.setFault('luno', null);
+    sim.setFault('valr', null);
+    await p.stop();
+  });
+
+  it('loses nothing from a venue that went silent for a while', async () => {
+    const p = pipeline();
+    sim.setFault('valr', { kind: 'silent' });
+    clock += 3 * 60_000;
+    await p.runTradeCycle();
+    const stored = await db.sql`SELECT max(time) AS t FROM trades WHERE exchange = 'valr'`;
+    expect(stored[0]!.t.getTime()).toBeLessThan(sim.served('valr', 'BTCZAR').at(-1)!.time);
+    sim.setFault('valr', null);
+    clock += 60_000;
+    await p.runTradeCycle();
+    await expectAllExact();
+    await p.stop();
+  });
+});
