@@ -10,11 +10,13 @@ STAMP := node_modules/.installed
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
+# npm install, not npm ci: npm 11 leaves other platforms' optional packages (rollup's) out of the
+# lock file and npm ci then refuses it; npm install installs the locked versions all the same.
 $(STAMP): package.json package-lock.json
-	npm ci --no-audit --no-fund
+	npm install --no-audit --no-fund
 	@touch $(STAMP)
 
-install: $(STAMP) ## install dependencies (npm ci)
+install: $(STAMP) ## install dependencies at their locked versions
 
 run: $(STAMP) ## migrate and run the service (pipeline + API) against real venues; embedded DB unless DATABASE_URL
 	$(TSX) bin/serve.ts

@@ -74,7 +74,7 @@ export async function insertTrades(sql: Sql, trades: readonly TradeRow[]): Promi
       side: t.side,
     }));
     const stored = await sql<{ time: Date }[]>`
-      INSERT INTO trades ${sql(rows, 'time', 'exchange', 'pair', 'trade_id', 'price', 'amount', 'side')}
+      INSERT INTO trades ${sql(rows)}
       ON CONFLICT (exchange, pair, trade_id, time) DO NOTHING
       RETURNING time`;
     inserted += stored.length;
@@ -101,7 +101,7 @@ export async function insertFxRates(sql: Sql, rates: readonly FxRow[]): Promise<
       source_updated_at: r.sourceUpdatedAt,
     }));
     const stored = await sql`
-      INSERT INTO fx_rates ${sql(rows, 'time', 'currency', 'units_per_usd', 'source', 'source_updated_at')}
+      INSERT INTO fx_rates ${sql(rows)}
       ON CONFLICT (source, currency, source_updated_at, time) DO NOTHING
       RETURNING 1`;
     inserted += stored.length;

@@ -92,8 +92,8 @@ describe('candles', () => {
   it('store a repeated trade once', async () => {
     const again = await insertTrades(db.sql, trades.slice(0, 500));
     expect(again.inserted).toBe(0);
-    const [{ count }] = await db.sql`SELECT count(*)::int AS count FROM trades`;
-    expect(count).toBe(trades.length);
+    const [row] = await db.sql`SELECT count(*)::int AS count FROM trades`;
+    expect(row!.count).toBe(trades.length);
   });
 
   it('take in late trades once the touched range is refreshed', async () => {
