@@ -19,13 +19,17 @@ const log = createLogger(config.logLevel, { market: 'simulated' });
 log.warn({ sim: sim.url, replay: replay ?? null }, 'DEMO: serving a SIMULATED market, not real prices');
 
 const service = await startService(config, log);
+let backfilling: Promise<unknown> = Promise.resolve();
 stopOnSignals(async () => {
+  await service.pipeline?.stop(); // ends the backfill too
+  await backfilling.catch(() => {});
   await service.stop();
   await sim.stop();
 }, log);
 if (service.pipeline) {
-  // history for the candles, premium and indices, before the live cycles catch up
-  await backfill(service.pipeline, service.db.sql, log, { from: new Date(Date.now() - hours * 3_600_000), to: new Date() });
-  await service.api?.deps.snapshot.refresh();
+  // history for the candles, premium and indices, beside the live cycles
+  log.info({ hours }, 'demo: backfilling simulated history');
+  backfilling = backfill(service.pipeline, service.db.sql, log, { from: new Date(Date.now() - hours * 3_600_000), to: new Date() });
+  await backfilling.then(() => service.api?.deps.snapshot.refresh()).catch((err) => log.warn({ err: (err as Error).message }, 'demo backfill stopped'));
 }
 log.info({ api: service.api?.url }, 'demo ready: try GET /v1/health, then make key TIER=builder NAME=demo EMAIL=demo@example.test');

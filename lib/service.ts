@@ -30,7 +30,8 @@ export async function startService(config: Config, log: Logger): Promise<Service
       admin = await startAdmin(deps.keys, config.varDir, config.adminPort, log);
     }
     if (config.role !== 'api') {
-      pipeline = new Pipeline({ config, log, sql: db.sql, venues, onCycle: () => snapshot.refresh() });
+      // the simulated market is local and unlimited; real venues get their published pacing
+      pipeline = new Pipeline({ config, log, sql: db.sql, venues, onCycle: () => snapshot.refresh(), unpaced: config.market === 'simulated' });
       pipeline.start();
     } else {
       snapshot.follow(); // another process runs the pipeline: notice its cycles

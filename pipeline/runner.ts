@@ -4,7 +4,7 @@
 // (venue_health, read by GET /v1/status) and retried after a growing pause, without holding up the
 // others.
 import Bottleneck from 'bottleneck';
-import { NetworkError, type Exchange } from 'ccxt';
+import { OperationFailed, type Exchange } from 'ccxt';
 import type { Config } from '../lib/config.js';
 import type { Sql } from '../lib/db/connect.js';
 import { refreshAggregates } from '../lib/db/refresh.js';
@@ -79,13 +79,17 @@ export class Pipeline {
     return this.o.config.market;
   }
 
-  /** Retries network errors, 429s and 5xx (ccxt NetworkError and subclasses) with backoff. */
+  /**
+   * Retries network errors, timeouts, 429s and 5xx with backoff: ccxt's OperationFailed and its
+   * subclasses (NetworkError, RequestTimeout, RateLimitExceeded, DDoSProtection, ExchangeNotAvailable).
+   */
   private async withRetry<T>(state: VenueState, work: () => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
+      if (this.stopped) throw new Error('pipeline stopped');
       try {
         return await state.limiter.schedule(work);
       } catch (err) {
-        if (!(err instanceof NetworkError) || attempt >= this.retryDelays.length || this.stopped) throw err;
+        if (!(err instanceof OperationFailed) || attempt >= this.retryDelays.length || this.stopped) throw err;
         await new Promise((r) => setTimeout(r, this.retryDelays[attempt]));
       }
     }
@@ -220,6 +224,7 @@ export class Pipeline {
   }
 
   async stop(): Promise<void> {
+    if (this.stopped) return;
     this.stopped = true;
     for (const t of this.timers) clearTimeout(t);
     await Promise.all(this.inflight);

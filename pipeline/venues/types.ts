@@ -23,7 +23,10 @@ export interface Venue {
   readonly limits: { readonly minTimeMs: number; readonly maxConcurrent: number };
   /** The most trades one fetchTrades call returns; a full page means "ask again". */
   readonly pageSize: number;
-  /** How far back fetchTrades(symbol, since) can reach, in ms (undefined: no published bound). */
+  /**
+   * How far back fetchTrades(symbol, since) can reach, in ms: undefined = no published bound,
+   * 0 = only the venue's most recent trades (no backfill possible).
+   */
   readonly historyMs?: number;
   /** A ccxt exchange with built-in rate limiting off (bottleneck owns pacing). */
   create(options?: VenueOptions): Exchange;

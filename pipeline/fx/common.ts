@@ -1,0 +1,91 @@
+// What the FX sources share: the observation type, the currencies afrates needs, and a JSON GET
+// with a timeout whose every failure is an Error naming the source.
+
+export type FxSourceId = 'exchangerate_api' | 'coinbase';
+
+/** The currencies afrates publishes against: units of each per 1 USD. */
+export const FX_CURRENCIES = ['NGN', 'ZAR', 'KES', 'GHS', 'UGX'] as const;
+
+export interface FxRate {
+  readonly currency: string;
+  /** Units of the currency per 1 USD (USD/NGN = 1530 means 1 USD buys 1530 NGN). */
+  readonly unitsPerUsd: number;
+  /** The source's own update time: what freshness is judged by. */
+  readonly sourceUpdatedAt: Date;
+}
+
+export interface FxObservation {
+  readonly source: FxSourceId;
+  /** When we received it. */
+  readonly observedAt: Date;
+  readonly rates: FxRate[];
+}
+
+export interface FxFetchOptions {
+  /** Replaces the source's origin (e.g. `${simUrl}/coinbase` for https://api.coinbase.com). */
+  readonly baseUrl?: string;
+  /** Per-request timeout, ms (default 10 s). */
+  readonly timeoutMs?: number;
+  /** Currencies to return (default FX_CURRENCIES); each must be present and valid. */
+  readonly currencies?: readonly string[];
+  /** Clock for observedAt (default Date.now). */
+  readonly now?: () => number;
+}
+
+export class FxSourceError extends Error {
+  constructor(
+    readonly source: FxSourceId,
+    message: string,
+  ) {
+    super(`${source}: ${message}`);
+    this.name = 'FxSourceError';
+  }
+}
+
+/** GETs a JSON body; throws FxSourceError on timeouts, network errors, HTTP errors and bodies that are not JSON. */
+export async function getJson(source: FxSourceId, url: string, timeoutMs: number): Promise<{ body: unknown; headers: Headers }> {
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: { Accept: 'application/json' }, signal: AbortSignal.timeout(timeoutMs) });
+  } catch (e) {
+    const err = e as Error;
+    if (err.name === 'TimeoutError' || err.name === 'AbortError') {
+      throw new FxSourceError(source, `GET ${url} timed out after ${timeoutMs} ms`);
+    }
+    const cause = (err as { cause?: { message?: string } }).cause?.message;
+    throw new FxSourceError(source, `GET ${url} failed: ${cause ?? err.message}`);
+  }
+  let text: string;
+  try {
+    text = await res.text();
+  } catch (e) {
+    const err = e as Error;
+    const what = err.name === 'TimeoutError' || err.name === 'AbortError' ? `timed out after ${timeoutMs} ms` : err.message;
+    throw new FxSourceError(source, `GET ${url}: reading the body ${what}`);
+  }
+  if (!res.ok) {
+    throw new FxSourceError(source, `GET ${url}: HTTP ${res.status}${text ? ` ${excerpt(text)}` : ''}`);
+  }
+  try {
+    return { body: JSON.parse(text), headers: res.headers };
+  } catch {
+    throw new FxSourceError(source, `GET ${url}: body is not JSON: ${excerpt(text)}`);
+  }
+}
+
+/** A rate as a finite positive number, or an FxSourceError naming what was wrong. */
+export function positiveRate(source: FxSourceId, currency: string, raw: unknown): number {
+  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
+  if (!Number.isFinite(n) || n <= 0) {
+    throw new FxSourceError(source, `rate for ${currency} is not a positive number: ${JSON.stringify(raw)}`);
+  }
+  return n;
+}
+
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function excerpt(text: string): string {
+  return JSON.stringify(text.length > 200 ? `${text.slice(0, 200)}...` : text);
+}

@@ -1,0 +1,236 @@
+// The simulated market: one local HTTP server speaking the real wire formats of Luno, Binance,
+// VALR, Quidax, ExchangeRate-API and Coinbase under /luno, /binance, /valr, /quidax,
+// /exchangerate-api and /coinbase, so ccxt (with its urls pointed here) and the FX fetchers work
+// against it unchanged. Trades come from the generated market (market.ts) or a replay file
+// (replay.ts); faults (faults.ts) can be injected with setFault() or over HTTP:
+//   POST   /_control/fault            {"venue":"luno","kind":"rate_limit","times":2}
+//   DELETE /_control/fault?venue=luno (no venue: clear every fault)
+//   GET    /_control/fault            the active faults
+//   GET    /_control/listings         venue -> pairs
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { FaultBook, isFault } from './faults.js';
+import { GeneratedMarket } from './market.js';
+import { loadReplay } from './replay.js';
+import { SIM_FX_PREFIXES, SIM_VENUES, type Fault, type SimTrade, type TradeSource } from './types.js';
+import { binanceWire } from './venues/binance.js';
+import { coinbaseWire, exchangeRateApiWire } from './venues/fx.js';
+import { lunoWire } from './venues/luno.js';
+import { quidaxWire } from './venues/quidax.js';
+import { valrWire } from './venues/valr.js';
+import type { Wire, WireContext } from './wire.js';
+
+export type { Fault, FaultKind, SimTrade } from './types.js';
+
+export interface SimOptions {
+  /** Default 1; same seed + same clock => same trades. */
+  seed?: number;
+  /** Default 0 (random). */
+  port?: number;
+  /** Clock in ms, default Date.now; tests drive it. */
+  now?: () => number;
+  /** ms; generated trades exist from here on (default now - 2 days). */
+  historyStart?: number;
+  /** Path of a JSON-lines file: play these trades/fx instead of generating. */
+  replay?: string;
+}
+
+export interface SimMarket {
+  /** e.g. http://127.0.0.1:41234 */
+  readonly url: string;
+  /** venue id or 'exchangerate-api' / 'coinbase'; null clears. */
+  setFault(venue: string, fault: Fault | null): void;
+  /** Every trade that exists up to now() for that venue+pair (what a perfect collector would store); pair like 'BTCNGN'. */
+  served(venue: string, pair: string): SimTrade[];
+  /** venue -> pairs it lists, e.g. { luno: ['BTCNGN', ...] }. */
+  listings(): Record<string, string[]>;
+  stop(): Promise<void>;
+}
+
+const WIRES: ReadonlyMap<string, Wire> = new Map(
+  [lunoWire, binanceWire, valrWire, quidaxWire, exchangeRateApiWire, coinbaseWire].map((w) => [w.prefix, w]),
+);
+
+/** Every prefix a fault can be set on. */
+export const FAULT_TARGETS: readonly string[] = [...SIM_VENUES, ...SIM_FX_PREFIXES];
+
+export async function startSimMarket(options: SimOptions = {}): Promise<SimMarket> {
+  const seed = options.seed ?? 1;
+  const now = options.now ?? Date.now;
+  const source: TradeSource = options.replay
+    ? loadReplay(options.replay)
+    : new GeneratedMarket(seed, options.historyStart ?? now() - 2 * 24 * 60 * 60 * 1000);
+  const faults = new FaultBook(seed);
+  const sockets = new Set<Socket>();
+  let stopping: Promise<void> | undefined;
+
+  const setFault = (venue: string, fault: Fault | null): void => {
+    if (!FAULT_TARGETS.includes(venue)) {
+      throw new Error(`setFault: unknown venue "${venue}" (one of ${FAULT_TARGETS.join(', ')})`);
+    }
+    faults.set(venue, fault);
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((e: unknown) => {
+      if (!res.headersSent) send(res, now(), 500, { error: `simulator: ${(e as Error).message}` });
+      else res.destroy();
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://sim.invalid');
+    let segments: string[];
+    try {
+      segments = url.pathname.split('/').filter((s) => s !== '').map((s) => decodeURIComponent(s));
+    } catch {
+      send(res, now(), 400, { error: 'bad path' });
+      return;
+    }
+    const method = req.method ?? 'GET';
+    const [prefix, ...rest] = segments;
+    if (prefix === '_control') {
+      await control(method, rest, url.searchParams, req, res);
+      return;
+    }
+    const wire = prefix === undefined ? undefined : WIRES.get(prefix);
+    if (!wire || prefix === undefined) {
+      send(res, now(), 404, { error: `no such venue: /${prefix ?? ''}` });
+      return;
+    }
+    const at = now();
+    const fault = faults.takeRequestFault(prefix);
+    if (fault === 'timeout') return; // hold the socket; stop() destroys it
+    if (fault === 'rate_limit' || fault === 'server_error') {
+      const r = wire.error(fault);
+      send(res, at, r.status, r.body, { ...(fault === 'rate_limit' ? { 'Retry-After': '1' } : {}), ...r.headers });
+      return;
+    }
+    const ctx: WireContext = { source, now: at, shape: (items) => faults.shape(prefix, items) };
+    const r = wire.handle({ method: method === 'HEAD' ? 'GET' : method, segments: rest, query: url.searchParams }, ctx);
+    if (fault === 'malformed') {
+      const text = JSON.stringify(r.body) ?? '';
+      // Cut the JSON in half: still looks like JSON, never parses.
+      sendRaw(res, at, 200, text.slice(0, Math.max(1, Math.floor(text.length / 2))) || '{', {});
+      return;
+    }
+    send(res, at, r.status, r.body, r.headers ?? {});
+  }
+
+  async function control(method: string, rest: string[], query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const what = rest.join('/');
+    if (what === 'fault' && method === 'POST') {
+      let body: unknown;
+      try {
+        body = JSON.parse(await readBody(req));
+      } catch {
+        send(res, now(), 400, { error: 'body must be JSON: {"venue","kind","times"?}' });
+        return;
+      }
+      const b = (body ?? {}) as Record<string, unknown>;
+      const fault = { kind: b.kind, ...(b.times === undefined || b.times === null ? {} : { times: b.times }) };
+      if (typeof b.venue !== 'string' || !FAULT_TARGETS.includes(b.venue)) {
+        send(res, now(), 400, { error: `venue must be one of ${FAULT_TARGETS.join(', ')}` });
+        return;
+      }
+      if (!isFault(fault)) {
+        send(res, now(), 400, { error: 'kind must be a fault kind and times a positive integer' });
+        return;
+      }
+      setFault(b.venue, fault);
+      send(res, now(), 200, { ok: true, venue: b.venue, fault: faults.get(b.venue) });
+      return;
+    }
+    if (what === 'fault' && method === 'DELETE') {
+      const venue = query.get('venue');
+      if (venue !== null && !FAULT_TARGETS.includes(venue)) {
+        send(res, now(), 400, { error: `venue must be one of ${FAULT_TARGETS.join(', ')}` });
+        return;
+      }
+      for (const v of venue === null ? FAULT_TARGETS : [venue]) faults.set(v, null);
+      send(res, now(), 200, { ok: true });
+      return;
+    }
+    if (what === 'fault' && method === 'GET') {
+      send(res, now(), 200, Object.fromEntries(FAULT_TARGETS.map((v) => [v, faults.get(v)])));
+      return;
+    }
+    if (what === 'listings' && method === 'GET') {
+      send(res, now(), 200, source.listings());
+      return;
+    }
+    if (what === 'health' && method === 'GET') {
+      send(res, now(), 200, { ok: true, mode: source.kind, now: new Date(now()).toISOString() });
+      return;
+    }
+    send(res, now(), 404, { error: `no such control: ${method} /_control/${what}` });
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    setFault,
+    served(venue, pair) {
+      const at = now();
+      const tape = source.tape(venue, pair, at);
+      if (!tape) return [];
+      const out: SimTrade[] = [];
+      for (const t of tape.trades) {
+        if (t.time > at) break;
+        out.push({ ...t });
+      }
+      return out;
+    },
+    listings() {
+      return Object.fromEntries(Object.entries(source.listings()).map(([v, pairs]) => [v, [...pairs]]));
+    },
+    stop() {
+      stopping ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+        for (const socket of sockets) socket.destroy();
+      });
+      return stopping;
+    },
+  };
+}
+
+function send(res: ServerResponse, now: number, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  sendRaw(res, now, status, typeof body === 'string' ? body : JSON.stringify(body), headers);
+}
+
+function sendRaw(res: ServerResponse, now: number, status: number, text: string, headers: Record<string, string>): void {
+  res.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(text),
+    // The venue's clock is the simulator's clock (Coinbase's rates are dated by this header).
+    Date: new Date(now).toUTCString(),
+    ...headers,
+  });
+  res.end(text);
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => {
+      text += chunk;
+      if (text.length > 65_536) reject(new Error('body too large'));
+    });
+    req.on('end', () => resolve(text));
+    req.on('error', reject);
+  });
+}

@@ -1,0 +1,140 @@
+// Types shared by the simulated market's parts (server, generated market, replay, wire formats).
+
+/** The venues the simulator speaks for, by their afrates/ccxt id (also their URL prefix). */
+export const SIM_VENUES = ['luno', 'binance', 'valr', 'quidax'] as const;
+export type SimVenue = (typeof SIM_VENUES)[number];
+
+/** The FX sources the simulator serves, by URL prefix. */
+export const SIM_FX_PREFIXES = ['exchangerate-api', 'coinbase'] as const;
+export type SimFxPrefix = (typeof SIM_FX_PREFIXES)[number];
+
+/** FX source ids as the rest of afrates names them (fx_rates.source). */
+export type FxSourceId = 'exchangerate_api' | 'coinbase';
+
+export interface SimTrade {
+  venue: string;
+  /** afrates pair, e.g. 'BTCNGN'. */
+  pair: string;
+  /** The venue's own trade time, ms since the epoch. */
+  time: number;
+  /** The id ccxt reports for the trade (what the collector stores as trade_id). */
+  id: string;
+  price: number;
+  amount: number;
+  /** The taker's side. */
+  side: 'buy' | 'sell';
+}
+
+export type FaultKind =
+  | 'rate_limit'
+  | 'server_error'
+  | 'timeout'
+  | 'malformed'
+  | 'duplicates'
+  | 'out_of_order'
+  | 'silent';
+
+export const FAULT_KINDS: readonly FaultKind[] = [
+  'rate_limit',
+  'server_error',
+  'timeout',
+  'malformed',
+  'duplicates',
+  'out_of_order',
+  'silent',
+];
+
+/** times: how many requests it affects (default: until cleared). */
+export type Fault = { kind: FaultKind; times?: number };
+
+/** One venue+pair's trades, sorted by time (ties keep their order), ids unique. */
+export interface Tape {
+  readonly trades: readonly SimTrade[];
+  /** Position of a trade id in `trades`. */
+  indexOf(id: string): number | undefined;
+}
+
+/** Units of fiat per 1 USD as one FX source reports them at some moment. */
+export interface FxSnapshot {
+  /** currency -> units per USD (USD itself included, = 1). */
+  rates: Record<string, number>;
+  /** The source's own update time, ms. */
+  updatedAt: number;
+}
+
+/** Where trades and FX rates come from: the generated market or a replay file. */
+export interface TradeSource {
+  readonly kind: 'generated' | 'replay';
+  /** venue -> afrates pairs it lists. */
+  listings(): Record<string, string[]>;
+  /** The tape of a listed venue+pair, holding at least every trade up to nowMs (undefined: not listed). */
+  tape(venue: string, pair: string, nowMs: number): Tape | undefined;
+  /** What an FX source reports at nowMs (undefined: nothing yet). */
+  fx(source: FxSourceId, nowMs: number): FxSnapshot | undefined;
+}
+
+/** Splits an afrates pair into base and quote ('BTCNGN' -> BTC, NGN; 'BTCUSDT' -> BTC, USDT). */
+export function splitPair(pair: string): { base: string; quote: string } | undefined {
+  const quotes = ['USDT', 'USDC', 'NGN', 'ZAR', 'KES', 'GHS', 'UGX', 'USD', 'EUR', 'GBP', 'BTC', 'ETH'];
+  for (const quote of quotes) {
+    if (pair.length > quote.length + 1 && pair.endsWith(quote)) {
+      return { base: pair.slice(0, pair.length - quote.length), quote };
+    }
+  }
+  return undefined;
+}
+
+/** The first index whose trade time is >= t (trades sorted by time). */
+export function lowerBound(trades: readonly SimTrade[], t: number): number {
+  let lo = 0;
+  let hi = trades.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (trades[mid]!.time < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The first index whose trade time is > t. */
+export function upperBound(trades: readonly SimTrade[], t: number): number {
+  let lo = 0;
+  let hi = trades.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (trades[mid]!.time <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Trades with from <= time <= to, oldest first, at most max. */
+export function forward(tape: Tape, from: number, to: number, max: number): SimTrade[] {
+  const out: SimTrade[] = [];
+  const trades = tape.trades;
+  for (let i = lowerBound(trades, from); i < trades.length && out.length < max; i++) {
+    const t = trades[i]!;
+    if (t.time > to) break;
+    out.push(t);
+  }
+  return out;
+}
+
+/** Trades with from <= time <= to, newest first, at most max. */
+export function backward(tape: Tape, from: number, to: number, max: number): SimTrade[] {
+  const out: SimTrade[] = [];
+  const trades = tape.trades;
+  for (let i = upperBound(trades, to) - 1; i >= 0 && out.length < max; i--) {
+    const t = trades[i]!;
+    if (t.time < from) break;
+    out.push(t);
+  }
+  return out;
+}
+
+/** Decimal string without exponent notation, round-tripping the number. */
+export function decimal(n: number): string {
+  const s = String(n);
+  if (!/e/i.test(s)) return s;
+  return n.toFixed(20).replace(/0+$/, '').replace(/\.$/, '');
+}

@@ -1,0 +1,63 @@
+// Quidax's public REST API as the simulator serves it under /quidax (https://docs.quidax.io/):
+//   GET /api/v1/markets            {"status":"success","message":"Successful","data":[{id, name, base_unit, quote_unit, ...}]}
+//   GET /api/v1/trades/{market}    {"status":"success","message":"Successful","data":[{trade_id, price, base_volume, quote_volume, timestamp, type}]}
+// The public trades endpoint takes no time or cursor parameter: it returns the most recent trades
+// only (the simulator returns the latest 100, newest first; `type` is the taker's side, timestamp
+// in ms). Errors are {"status":"error","message":"..."}.
+import { amountDecimals, priceDecimals, venueSymbol } from '../catalog.js';
+import { backward, decimal, type SimTrade } from '../types.js';
+import { listedPairs, type Wire, type WireContext, type WireResponse } from '../wire.js';
+
+const RECENT = 100;
+
+function fail(status: number, message: string): WireResponse {
+  return { status, body: { status: 'error', message, data: null } };
+}
+
+function markets(ctx: WireContext): WireResponse {
+  const data = listedPairs(ctx.source, 'quidax').map(({ base, quote }) => ({
+    id: venueSymbol('quidax', base, quote),
+    name: `${base}/${quote}`,
+    base_unit: base.toLowerCase(),
+    quote_unit: quote.toLowerCase(),
+    filters: {},
+    trading_rules: {
+      base_precision: amountDecimals(base),
+      quote_precision: 2,
+      price_precision: priceDecimals(base, quote),
+      minimum_order_size: Number((10 ** (1 - amountDecimals(base))).toFixed(amountDecimals(base))),
+    },
+  }));
+  return { status: 200, body: { status: 'success', message: 'Successful', data } };
+}
+
+function trades(market: string, ctx: WireContext): WireResponse {
+  const listed = listedPairs(ctx.source, 'quidax').find((p) => venueSymbol('quidax', p.base, p.quote) === market);
+  if (!listed) return fail(404, `Market ${market} not found`);
+  const tape = ctx.source.tape('quidax', listed.pair, ctx.now);
+  const list: SimTrade[] = tape ? backward(tape, -Infinity, ctx.now, RECENT) : [];
+  const data = ctx.shape(list).map((t) => ({
+    trade_id: /^\d+$/.test(t.id) ? Number(t.id) : t.id,
+    price: decimal(t.price),
+    base_volume: decimal(t.amount),
+    quote_volume: decimal(Number((t.price * t.amount).toFixed(8))),
+    timestamp: t.time,
+    type: t.side,
+  }));
+  return { status: 200, body: { status: 'success', message: 'Successful', data } };
+}
+
+export const quidaxWire: Wire = {
+  prefix: 'quidax',
+  handle(req, ctx) {
+    const s = req.segments;
+    if (req.method === 'GET' && s.length === 3 && s[0] === 'api' && s[1] === 'v1' && s[2] === 'markets') return markets(ctx);
+    if (req.method === 'GET' && s.length === 4 && s[0] === 'api' && s[1] === 'v1' && s[2] === 'trades') {
+      return trades(s[3]!.toLowerCase(), ctx);
+    }
+    return fail(404, `Not found: /${s.join('/')}`);
+  },
+  error(kind) {
+    return kind === 'rate_limit' ? fail(429, 'Too many requests, slow down') : fail(500, 'Internal server error');
+  },
+};

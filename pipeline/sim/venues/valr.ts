@@ -1,0 +1,108 @@
+// VALR's public REST API as the simulator serves it under /valr (https://docs.valr.com/):
+//   GET /v1/public/pairs                      [{symbol, baseCurrency, quoteCurrency, shortName, active, ...}]
+//   GET /v1/public/{currencyPair}/trades[?skip][&limit][&startTime][&endTime][&beforeId]
+//       [{price, quantity, currencyPair, tradedAt, takerSide, sequenceId, id, quoteVolume}]
+// Trades come newest first; limit defaults to and is capped at 100; startTime/endTime are ISO 8601
+// and inclusive; skip pages through the filtered result; beforeId keeps only trades before that id.
+// Errors are {"code": -N, "message": "..."}; a rate-limited request also carries x-valr-ratelimited.
+import { amountDecimals, priceDecimals, venueSymbol } from '../catalog.js';
+import { backward, decimal, type SimTrade, type Tape } from '../types.js';
+import { intParam, listedPairs, type Wire, type WireContext, type WireRequest, type WireResponse } from '../wire.js';
+
+const PAGE = 100;
+
+function fail(status: number, code: number, message: string): WireResponse {
+  return { status, body: { code, message } };
+}
+
+function pairs(ctx: WireContext): WireResponse {
+  const body = listedPairs(ctx.source, 'valr').map(({ base, quote }) => ({
+    symbol: venueSymbol('valr', base, quote),
+    baseCurrency: base,
+    quoteCurrency: quote,
+    shortName: `${base}/${quote}`,
+    active: true,
+    minBaseAmount: decimal(Number((10 ** (1 - amountDecimals(base))).toFixed(amountDecimals(base)))),
+    maxBaseAmount: base === 'BTC' ? '9' : '1000000',
+    minQuoteAmount: '10',
+    maxQuoteAmount: '5000000',
+    tickSize: decimal(10 ** -priceDecimals(base, quote)),
+    baseDecimalPlaces: String(amountDecimals(base)),
+    marginTradingAllowed: false,
+    currencyPairType: 'SPOT',
+  }));
+  return { status: 200, body };
+}
+
+function isoParam(query: URLSearchParams, name: string): number | undefined {
+  const raw = query.get(name);
+  if (raw === null || raw === '') return undefined;
+  return /^\d{4}-\d{2}-\d{2}T/.test(raw) ? Date.parse(raw) : NaN;
+}
+
+/** VALR sequence ids are numbers; ours are the time-ordered prefix of the trade id. */
+function sequenceId(tape: Tape, t: SimTrade): number {
+  if (/^[0-9a-f]{8}-[0-9a-f]{4}-/.test(t.id)) return parseInt(t.id.slice(0, 8) + t.id.slice(9, 13), 16);
+  return (tape.indexOf(t.id) ?? 0) + 1;
+}
+
+function trades(pairSymbol: string, req: WireRequest, ctx: WireContext): WireResponse {
+  const listed = listedPairs(ctx.source, 'valr').find((p) => venueSymbol('valr', p.base, p.quote) === pairSymbol);
+  if (!listed) return fail(400, -21, `Currency pair ${pairSymbol} is not supported`);
+  const skip = intParam(req.query, 'skip') ?? 0;
+  const limitParam = intParam(req.query, 'limit');
+  const start = isoParam(req.query, 'startTime');
+  const end = isoParam(req.query, 'endTime');
+  if (Number.isNaN(skip) || skip < 0) return fail(400, -11, 'skip: must be a non-negative integer');
+  if (limitParam !== undefined && (Number.isNaN(limitParam) || limitParam <= 0)) return fail(400, -11, 'limit: must be a positive integer');
+  if (Number.isNaN(start) || Number.isNaN(end)) return fail(400, -11, 'startTime/endTime: must be ISO 8601 date-times');
+  const limit = Math.min(limitParam ?? PAGE, PAGE);
+  const from = start ?? -Infinity;
+  const to = Math.min(end ?? Infinity, ctx.now);
+  const tape = ctx.source.tape('valr', listed.pair, ctx.now);
+  let list: SimTrade[] = [];
+  if (tape) {
+    const beforeId = req.query.get('beforeId');
+    if (beforeId) {
+      const at = tape.indexOf(beforeId);
+      if (at === undefined) return fail(400, -11, `beforeId: unknown trade id ${beforeId}`);
+      for (let i = at - 1; i >= 0 && list.length < skip + limit; i--) {
+        const t = tape.trades[i]!;
+        if (t.time > to) continue;
+        if (t.time < from) break;
+        list.push(t);
+      }
+    } else {
+      list = backward(tape, from, to, skip + limit);
+    }
+    list = list.slice(skip);
+  }
+  const body = ctx.shape(list).map((t) => ({
+    price: decimal(t.price),
+    quantity: decimal(t.amount),
+    currencyPair: pairSymbol,
+    tradedAt: new Date(t.time).toISOString(),
+    takerSide: t.side,
+    sequenceId: tape ? sequenceId(tape, t) : 0,
+    id: t.id,
+    quoteVolume: decimal(Number((t.price * t.amount).toFixed(8))),
+  }));
+  return { status: 200, body };
+}
+
+export const valrWire: Wire = {
+  prefix: 'valr',
+  handle(req, ctx) {
+    const s = req.segments;
+    if (req.method === 'GET' && s.length === 3 && s[0] === 'v1' && s[1] === 'public' && s[2] === 'pairs') return pairs(ctx);
+    if (req.method === 'GET' && s.length === 4 && s[0] === 'v1' && s[1] === 'public' && s[3] === 'trades') {
+      return trades(s[2]!, req, ctx);
+    }
+    return fail(404, -1, `Not found: /${s.join('/')}`);
+  },
+  error(kind) {
+    return kind === 'rate_limit'
+      ? { status: 429, body: { code: -1, message: 'Rate limit exceeded' }, headers: { 'x-valr-ratelimited': 'true' } }
+      : fail(500, -1, 'An internal error occurred');
+  },
+};

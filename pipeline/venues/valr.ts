@@ -1,0 +1,342 @@
+// VALR: not in ccxt, so a ccxt-style exchange class of our own (`Valr extends Exchange`) that goes
+// through ccxt's machinery (loadMarkets, safe* helpers, symbols, errors) like the built-in ones.
+//   API docs:     https://docs.valr.com/
+//   Markets:      GET /v1/public/pairs  (https://docs.valr.com/ "Currency Pairs")
+//   Trades:       GET /v1/public/{currencyPair}/trades?skip&limit&startTime&endTime&beforeId
+//                 (https://docs.valr.com/ "Public Trade History")
+//   Rate limits:  https://docs.valr.com/ "Rate Limiting" (also rendered at
+//                 https://api-docs.rooibos.dev/guides/rate-limiting): 1,200 calls per minute per IP
+//                 and, for GET /v1/public/*, 30 calls per minute; 429 with header x-valr-ratelimited.
+//   Trade fields: https://api-docs.rooibos.dev/operations/getV1PublicCurrencyPairTrades
+//
+// Public trades come newest first, at most 100 per call; startTime/endTime (ISO 8601) filter by
+// trade time, skip pages through the filtered result, beforeId walks backwards by trade id.
+// `takerSide` is the taker's side, `id` the trade id, `tradedAt` the trade time.
+//
+// Paging: the API has no "oldest trades after X" query, only "newest trades since startTime",
+// walking backwards with beforeId. fetchTrades(symbol, since) asks for the trades since `since`:
+// a page short of 100 is all of them (caught up: one call, the steady state). A full page means
+// more: it walks back with beforeId (startTime still `since`) until a page comes back short, then
+// returns the oldest 100 and keeps the rest, so the calls that follow (since = the last trade
+// handed out) are served from memory. So from the collector's point of view: ascending trades
+// from `since`, up to 100, a full page whenever there is more, and one API call per 100 trades. A
+// walk is bounded to 12 calls per fetchTrades (spaced by the rate limit); a longer one returns an
+// empty page and carries on at the next call with the same `since` (the collector's next cycle).
+import {
+  BadRequest,
+  BadResponse,
+  BadSymbol,
+  Exchange,
+  ExchangeError,
+  functions,
+  type Dict,
+  type Int,
+  type Market,
+  type Trade,
+} from 'ccxt';
+import type { Venue, VenueOptions } from './types.js';
+import { baseConfig, inspectResponse, pointAtSim } from './shared.js';
+
+const PAGE = 100;
+
+interface BufferedTrade {
+  readonly time: number;
+  readonly raw: Dict;
+}
+
+export class Valr extends Exchange {
+  /** Per market: a walk back to some `since` that an earlier call left unfinished. */
+  private readonly walks = new Map<string, { since: number; pages: ValrTrade[][]; beforeId: string | undefined }>();
+  /** Per market: the trades of a finished walk, oldest first, still to be handed out. */
+  private readonly buffers = new Map<string, BufferedTrade[]>();
+
+  override describe(): Dict {
+    return this.deepExtend(super.describe(), {
+      id: 'valr',
+      name: 'VALR',
+      countries: ['ZA'],
+      version: 'v1',
+      rateLimit: 2000, // GET /v1/public/*: 30 calls per minute
+      pro: false,
+      has: {
+        CORS: undefined,
+        spot: true,
+        margin: false,
+        swap: false,
+        future: false,
+        option: false,
+        publicAPI: true,
+        privateAPI: false,
+        fetchCurrencies: false,
+        fetchMarkets: true,
+        fetchTrades: true,
+        fetchTicker: false,
+        fetchOrderBook: false,
+        fetchOHLCV: false,
+      },
+      urls: {
+        api: { public: 'https://api.valr.com' },
+        www: 'https://www.valr.com',
+        doc: ['https://docs.valr.com/'],
+      },
+      api: {
+        public: {
+          get: {
+            'v1/public/pairs': 1,
+            'v1/public/{currencyPair}/trades': 1,
+          },
+        },
+      },
+      precisionMode: functions.TICK_SIZE,
+      options: {
+        /** Most calls one fetchTrades(symbol, since) may make walking back to `since`. */
+        maxCalls: 12,
+        /** Pause between those calls (undefined: rateLimit). */
+        callSpacingMs: undefined,
+      },
+      exceptions: {
+        exact: {},
+        broad: {
+          'not supported': BadSymbol,
+          'Invalid currency pair': BadSymbol,
+        },
+      },
+    });
+  }
+
+  override sign(path: string, api: string = 'public', method: string = 'GET', params: Dict = {}, headers?: Dict, body?: string): Dict {
+    let url = `${(this.urls.api as Dict)[api] as string}/${this.implodeParams(path, params)}`;
+    const query = this.omit(params, this.extractParams(path));
+    if (Object.keys(query).length > 0) url += `?${this.urlencode(query)}`;
+    return { url, method, body, headers };
+  }
+
+  override async fetchMarkets(params: Dict = {}): Promise<Market[]> {
+    const response: unknown = await this.request('v1/public/pairs', 'public', 'GET', params);
+    if (!Array.isArray(response)) throw new BadResponse(`${this.id} fetchMarkets: expected an array of pairs`);
+    return (response as ValrPair[])
+      .filter((p) => (this.safeString(p, 'currencyPairType') ?? 'SPOT') === 'SPOT')
+      .map((p) => this.parseMarket(p as unknown as Dict));
+  }
+
+  override parseMarket(pair: Dict): Market {
+    const id = this.safeString(pair, 'symbol');
+    const baseId = this.safeString(pair, 'baseCurrency');
+    const quoteId = this.safeString(pair, 'quoteCurrency');
+    const base = this.safeCurrencyCode(baseId);
+    const quote = this.safeCurrencyCode(quoteId);
+    const baseDecimals = this.safeString(pair, 'baseDecimalPlaces');
+    return this.safeMarketStructure({
+      id,
+      symbol: `${base}/${quote}`,
+      base,
+      quote,
+      settle: undefined,
+      baseId,
+      quoteId,
+      settleId: undefined,
+      type: 'spot',
+      spot: true,
+      margin: this.safeBool(pair, 'marginTradingAllowed', false),
+      swap: false,
+      future: false,
+      option: false,
+      active: this.safeBool(pair, 'active', true),
+      contract: false,
+      linear: undefined,
+      inverse: undefined,
+      contractSize: undefined,
+      expiry: undefined,
+      expiryDatetime: undefined,
+      strike: undefined,
+      optionType: undefined,
+      precision: {
+        amount: baseDecimals === undefined ? undefined : this.parseNumber(this.parsePrecision(baseDecimals)),
+        price: this.safeNumber(pair, 'tickSize'),
+      },
+      limits: {
+        leverage: { min: undefined, max: undefined },
+        amount: { min: this.safeNumber(pair, 'minBaseAmount'), max: this.safeNumber(pair, 'maxBaseAmount') },
+        price: { min: undefined, max: undefined },
+        cost: { min: this.safeNumber(pair, 'minQuoteAmount'), max: this.safeNumber(pair, 'maxQuoteAmount') },
+      },
+      created: undefined,
+      info: pair,
+    });
+  }
+
+  override async fetchTrades(symbol: string, since?: Int, limit?: Int, params: Dict = {}): Promise<Trade[]> {
+    await this.loadMarkets();
+    const market = this.market(symbol);
+    const marketId = market.id as string;
+    const pageSize = Math.min(limit ?? PAGE, PAGE);
+    if (since === undefined || since === null) {
+      const page = await this.tradesPage(this.extend({ currencyPair: market.id, limit: pageSize }, params));
+      return this.parseTrades(page as unknown as Dict[], market, undefined, limit);
+    }
+    // Serve from a completed walk when it covers `since`.
+    const buffered = this.buffers.get(marketId);
+    if (buffered !== undefined) {
+      const first = buffered[0];
+      if (first !== undefined && since >= first.time) {
+        const rest = buffered.filter((t) => t.time >= since);
+        if (rest.length > pageSize) return this.parseTrades(rest.slice(0, pageSize).map((t) => t.raw), market, since, limit);
+        this.buffers.delete(marketId);
+        if (rest.length > 0) return this.parseTrades(rest.map((t) => t.raw), market, since, limit);
+      } else {
+        this.buffers.delete(marketId);
+      }
+    }
+    // Walk back from now to `since` (or carry on a walk an earlier call left unfinished).
+    let walk = this.walks.get(marketId);
+    if (walk === undefined || walk.since !== since) {
+      walk = { since, pages: [], beforeId: undefined };
+      this.walks.set(marketId, walk);
+    }
+    const maxCalls = this.safeInteger(this.options, 'maxCalls') ?? 12;
+    const spacing = this.safeInteger(this.options, 'callSpacingMs') ?? this.rateLimit ?? 0;
+    let reachedSince = false;
+    for (let calls = 0; calls < maxCalls; calls++) {
+      if (calls > 0 && spacing > 0) await this.sleep(spacing);
+      const request: Dict = { currencyPair: market.id, limit: PAGE, startTime: this.iso8601(since) };
+      if (walk.beforeId !== undefined) request.beforeId = walk.beforeId;
+      let page = await this.tradesPage(this.extend(request, params));
+      if (page.length === 0 && walk.pages.length > 0) {
+        // After a full page, an empty one means "exactly a multiple of 100"; ask once more, so that
+        // one silently empty answer cannot cut the walk short (and leave a gap).
+        if (spacing > 0) await this.sleep(spacing);
+        page = await this.tradesPage(this.extend(request, params));
+      }
+      walk.pages.push(page);
+      if (page.length < PAGE) {
+        reachedSince = true;
+        break;
+      }
+      walk.beforeId = this.oldestId(page);
+    }
+    if (!reachedSince) return []; // more to walk: the next call with the same `since` carries on
+    this.walks.delete(marketId);
+    const all = walk.pages.flat();
+    if (walk.pages.length === 1) return this.parseTrades(all as unknown as Dict[], market, since, limit);
+    // Oldest first; the walk is served a page at a time by the calls that follow.
+    const seen = new Set<string>();
+    const trades: BufferedTrade[] = [];
+    for (const raw of all) {
+      if (seen.has(raw.id)) continue;
+      seen.add(raw.id);
+      trades.push({ time: this.parse8601(raw.tradedAt) ?? since, raw: raw as unknown as Dict });
+    }
+    trades.sort((a, b) => a.time - b.time);
+    if (trades.length > pageSize) this.buffers.set(marketId, trades);
+    return this.parseTrades(trades.slice(0, pageSize).map((t) => t.raw), market, since, limit);
+  }
+
+  /** The id of a page's oldest trade (by time, then sequence), wherever it sits in the page. */
+  private oldestId(page: ValrTrade[]): string {
+    let oldest = page[0]!;
+    for (const t of page) {
+      const dt = (this.parse8601(t.tradedAt) ?? 0) - (this.parse8601(oldest.tradedAt) ?? 0);
+      if (dt < 0 || (dt === 0 && t.sequenceId < oldest.sequenceId)) oldest = t;
+    }
+    return oldest.id;
+  }
+
+  private async tradesPage(request: Dict): Promise<ValrTrade[]> {
+    const response: unknown = await this.request('v1/public/{currencyPair}/trades', 'public', 'GET', request);
+    if (!Array.isArray(response)) throw new BadResponse(`${this.id} fetchTrades: expected an array of trades`);
+    return response as ValrTrade[];
+  }
+
+  override parseTrade(trade: Dict, market?: Market): Trade {
+    const timestamp = this.parse8601(this.safeString(trade, 'tradedAt'));
+    const resolved = this.safeMarket(this.safeString(trade, 'currencyPair'), market);
+    return this.safeTrade(
+      {
+        info: trade,
+        id: this.safeString(trade, 'id'),
+        order: undefined,
+        timestamp,
+        datetime: this.iso8601(timestamp),
+        symbol: resolved.symbol,
+        type: undefined,
+        side: this.safeStringLower(trade, 'takerSide'),
+        takerOrMaker: 'taker',
+        price: this.safeString(trade, 'price'),
+        amount: this.safeString(trade, 'quantity'),
+        cost: this.safeString(trade, 'quoteVolume'),
+        fee: undefined,
+      },
+      resolved,
+    );
+  }
+
+  override handleErrors(
+    code: number,
+    reason: string,
+    url: string,
+    method: string,
+    headers: Dict,
+    body: string,
+    response: unknown,
+  ): undefined {
+    inspectResponse(this, code, url, headers as Record<string, string>, body, response);
+    // 429 and 5xx: ccxt's HTTP status mapping (RateLimitExceeded, ExchangeNotAvailable).
+    if (code < 400 || code === 429 || code >= 500) return undefined;
+    const message = this.safeString(response as Dict, 'message') ?? reason;
+    const feedback = `${this.id} ${method} ${url} ${code} ${body}`;
+    this.throwExactlyMatchedException(this.exceptions['exact'], this.safeString(response as Dict, 'code'), feedback);
+    this.throwBroadlyMatchedException(this.exceptions['broad'], message, feedback);
+    if (code === 400) throw new BadRequest(feedback);
+    throw new ExchangeError(feedback);
+  }
+}
+
+export const valr: Venue = {
+  id: 'valr',
+  rateLimitDocs: 'https://docs.valr.com/',
+  // GET /v1/public/* is limited to 30 calls per minute (one per 2 s); we keep to one per 2.5 s.
+  limits: { minTimeMs: 2500, maxConcurrent: 1 },
+  pageSize: PAGE,
+  // startTime reaches the whole public history: no published bound.
+  historyMs: undefined,
+  create(options: VenueOptions = {}) {
+    const exchange = new Valr({
+      ...baseConfig(options.timeoutMs),
+      // Against the simulator the calls of one walk need no spacing, and one call may walk further.
+      ...(options.simUrl ? { options: { callSpacingMs: 0, maxCalls: 100 } } : {}),
+    });
+    if (options.simUrl) pointAtSim(exchange, options.simUrl);
+    return exchange;
+  },
+};
+
+// Raw payloads (https://docs.valr.com/).
+
+/** GET /v1/public/pairs */
+export interface ValrPair {
+  symbol: string; // "BTCZAR"
+  baseCurrency: string;
+  quoteCurrency: string;
+  shortName: string; // "BTC/ZAR"
+  active: boolean;
+  minBaseAmount: string;
+  maxBaseAmount: string;
+  minQuoteAmount: string;
+  maxQuoteAmount: string;
+  tickSize: string;
+  baseDecimalPlaces: string;
+  marginTradingAllowed?: boolean;
+  currencyPairType?: 'SPOT' | 'FUTURE' | string;
+}
+
+/** GET /v1/public/BTCZAR/trades?startTime=2026-11-20T10:00:00.000Z&limit=100 (newest first). */
+export interface ValrTrade {
+  price: string;
+  quantity: string; // base amount
+  currencyPair: string;
+  tradedAt: string; // ISO 8601, ms
+  takerSide: 'buy' | 'sell';
+  sequenceId: number;
+  id: string; // trade id (UUID-like)
+  quoteVolume?: string;
+}

@@ -1,0 +1,290 @@
+// The simulated market itself: deterministic and stable trades that move like a market, replay
+// files, fault control over HTTP, and a clean stop even with a request held open.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fetchCoinbase, fetchExchangeRateApi } from '../../../pipeline/fx/index.js';
+import { parseReplay, startSimMarket, type SimMarket, type SimTrade } from '../../../pipeline/sim/index.js';
+import { venueById } from '../../../pipeline/venues/index.js';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const T0 = Date.UTC(2026, 10, 20, 12, 0, 0);
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+describe('generated market', () => {
+  let clock = T0;
+  let sim: SimMarket;
+  beforeAll(async () => {
+    sim = await startSimMarket({ seed: 1, now: () => clock, historyStart: T0 - 6 * HOUR });
+  });
+  afterAll(async () => {
+    await sim?.stop();
+  });
+
+  it('lists realistic pairs and leaves some of afrates pairs without a venue', () => {
+    const l = sim.listings();
+    expect(l.luno).toEqual(expect.arrayContaining(['BTCNGN', 'USDTNGN', 'BTCZAR', 'BTCUGX']));
+    expect(l.binance).toEqual(expect.arrayContaining(['BTCUSDT', 'ETHUSDT', 'XRPUSDT', 'SOLUSDT']));
+    expect(l.valr).toEqual(['BTCZAR', 'ETHZAR', 'XRPZAR', 'SOLZAR', 'USDTZAR']);
+    expect(l.quidax).toEqual(expect.arrayContaining(['BTCNGN', 'USDTNGN', 'BTCGHS', 'USDTGHS']));
+    const all = new Set(Object.values(l).flat());
+    for (const pair of ['BTCKES', 'ETHKES', 'XRPKES', 'USDTKES', 'USDCKES', 'USDTUGX']) expect(all.has(pair), pair).toBe(false);
+    l.luno!.push('MUTATED');
+    expect(sim.listings().luno).not.toContain('MUTATED');
+    expect(sim.served('luno', 'BTCKES')).toEqual([]);
+    expect(sim.served('nowhere', 'BTCNGN')).toEqual([]);
+  });
+
+  it('serves only trades up to now, from historyStart, with unique ids increasing with time', () => {
+    for (const [venue, pairs] of Object.entries(sim.listings())) {
+      for (const pair of pairs) {
+        const trades = sim.served(venue, pair);
+        expect(trades.length, `${venue} ${pair}`).toBeGreaterThan(0);
+        expect(trades[0]!.time).toBeGreaterThanOrEqual(T0 - 6 * HOUR);
+        expect(trades.at(-1)!.time).toBeLessThanOrEqual(T0);
+        expect(new Set(trades.map((t) => t.id)).size).toBe(trades.length);
+        const problems: string[] = [];
+        for (let i = 0; i < trades.length; i++) {
+          const t = trades[i]!;
+          const prev = trades[i - 1];
+          if (prev && !(t.time > prev.time)) problems.push(`${t.id}: time not increasing`);
+          if (prev && !(t.id.length === prev.id.length ? t.id > prev.id : t.id.length > prev.id.length)) problems.push(`${t.id}: id not increasing`);
+          if (t.venue !== venue || t.pair !== pair) problems.push(`${t.id}: wrong venue/pair`);
+          if (!(t.price > 0) || !(t.amount > 0) || (t.side !== 'buy' && t.side !== 'sell')) problems.push(`${t.id}: bad trade`);
+        }
+        expect(problems, `${venue} ${pair}`).toEqual([]);
+      }
+    }
+  });
+
+  it('prices sit at realistic levels and every venue agrees on a pair to within about 1%', () => {
+    const level = (venue: string, pair: string) => median(sim.served(venue, pair).filter((t) => t.time > T0 - HOUR).map((t) => t.price));
+    const within = (x: number, target: number, tolerance: number) => Math.abs(x / target - 1) < tolerance;
+    expect(within(level('binance', 'BTCUSDT'), 90_000, 0.15)).toBe(true);
+    expect(within(level('binance', 'ETHUSDT'), 3_200, 0.2)).toBe(true);
+    expect(within(level('binance', 'XRPUSDT'), 2.2, 0.25)).toBe(true);
+    expect(within(level('binance', 'SOLUSDT'), 180, 0.25)).toBe(true);
+    expect(within(level('luno', 'USDTNGN'), 1530 * 1.035, 0.05)).toBe(true); // parallel-market premium
+    expect(within(level('valr', 'USDTZAR'), 18, 0.05)).toBe(true);
+    expect(within(level('quidax', 'USDTGHS'), 15 * 1.025, 0.05)).toBe(true);
+    expect(within(level('luno', 'BTCUGX') / level('binance', 'BTCUSDT'), 3650 * 1.02, 0.06)).toBe(true);
+    // Local books carry a premium over the USDT book times the official rate.
+    const ngnPremium = level('luno', 'BTCNGN') / level('binance', 'BTCUSDT') / 1530;
+    expect(ngnPremium).toBeGreaterThan(0.98);
+    for (const [pair, venues] of [
+      ['BTCNGN', ['luno', 'quidax']],
+      ['USDTNGN', ['luno', 'quidax']],
+      ['BTCZAR', ['luno', 'valr', 'binance']],
+      ['USDTZAR', ['luno', 'valr', 'binance']],
+      ['ETHZAR', ['luno', 'valr']],
+    ] as const) {
+      const levels = venues.map((v) => level(v, pair));
+      expect(Math.max(...levels) / Math.min(...levels) - 1, pair).toBeLessThan(0.01);
+    }
+  });
+
+  it('busy books trade several times a minute, thin ones less, with bursts', () => {
+    const perMinute = (venue: string, pair: string) => sim.served(venue, pair).length / 360;
+    expect(perMinute('binance', 'BTCUSDT')).toBeGreaterThan(5);
+    expect(perMinute('luno', 'BTCZAR')).toBeGreaterThan(2);
+    expect(perMinute('quidax', 'BTCGHS')).toBeLessThan(1);
+    const byMinute = new Map<number, number>();
+    for (const t of sim.served('binance', 'BTCUSDT')) byMinute.set(Math.floor(t.time / MINUTE), (byMinute.get(Math.floor(t.time / MINUTE)) ?? 0) + 1);
+    const counts = [...byMinute.values()];
+    expect(Math.max(...counts)).toBeGreaterThan(3 * median(counts)); // a burst
+    const sides = new Set(sim.served('luno', 'BTCNGN').map((t) => t.side));
+    expect(sides).toEqual(new Set(['buy', 'sell']));
+  });
+
+  it('is deterministic: same seed and clock, same trades; another seed, other trades', async () => {
+    const twin = await startSimMarket({ seed: 1, now: () => clock, historyStart: T0 - 6 * HOUR });
+    const other = await startSimMarket({ seed: 2, now: () => clock, historyStart: T0 - 6 * HOUR });
+    try {
+      for (const [venue, pair] of [['luno', 'BTCNGN'], ['valr', 'XRPZAR'], ['quidax', 'USDTGHS'], ['binance', 'SOLUSDT']] as const) {
+        expect(twin.served(venue, pair)).toEqual(sim.served(venue, pair));
+        expect(other.served(venue, pair)).not.toEqual(sim.served(venue, pair));
+      }
+    } finally {
+      await twin.stop();
+      await other.stop();
+    }
+  });
+
+  it('never changes a trade once it exists, whatever was asked before or where history starts', async () => {
+    const before = sim.served('luno', 'ETHZAR');
+    clock = T0 + 30 * MINUTE;
+    try {
+      const after = sim.served('luno', 'ETHZAR');
+      expect(after.length).toBeGreaterThan(before.length);
+      expect(after.slice(0, before.length)).toEqual(before);
+      const late = await startSimMarket({ seed: 1, now: () => clock, historyStart: T0 - HOUR });
+      try {
+        const overlap = (ts: SimTrade[]) => ts.filter((t) => t.time >= T0 - HOUR);
+        expect(late.served('luno', 'ETHZAR')).toEqual(overlap(after));
+      } finally {
+        await late.stop();
+      }
+    } finally {
+      clock = T0;
+    }
+  });
+
+  it('answers unknown paths and venues with 404s in the venue style', async () => {
+    expect((await fetch(`${sim.url}/kraken/0/public/Trades`)).status).toBe(404);
+    const luno = await fetch(`${sim.url}/luno/api/1/nothing`);
+    expect(luno.status).toBe(404);
+    expect(await luno.json()).toMatchObject({ error_code: 'ErrNotFound' });
+    const bad = await fetch(`${sim.url}/binance/api/v3/aggTrades?symbol=DOGEUSDT`);
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({ code: -1121, msg: 'Invalid symbol.' });
+    const wide = await fetch(`${sim.url}/binance/api/v3/aggTrades?symbol=BTCUSDT&startTime=${T0 - 2 * HOUR}&endTime=${T0}`);
+    expect(await wide.json()).toMatchObject({ code: -1127 });
+    const old = await fetch(`${sim.url}/luno/api/1/trades?pair=XBTNGN&since=${T0 - 25 * HOUR}`);
+    expect(old.status).toBe(400);
+    expect(await old.json()).toMatchObject({ error_code: 'ErrInvalidArguments' });
+  });
+});
+
+describe('faults over HTTP and stopping', () => {
+  it('sets, lists and clears faults with /_control/fault', async () => {
+    const sim = await startSimMarket({ seed: 1, historyStart: Date.now() - 10 * MINUTE });
+    try {
+      const set = await fetch(`${sim.url}/_control/fault`, { method: 'POST', body: JSON.stringify({ venue: 'valr', kind: 'server_error', times: 2 }) });
+      expect(set.status).toBe(200);
+      expect(await set.json()).toEqual({ ok: true, venue: 'valr', fault: { kind: 'server_error', times: 2 } });
+      expect(((await (await fetch(`${sim.url}/_control/fault`)).json()) as Record<string, unknown>).valr).toEqual({ kind: 'server_error', times: 2 });
+      expect((await fetch(`${sim.url}/valr/v1/public/pairs`)).status).toBe(500);
+      expect((await fetch(`${sim.url}/valr/v1/public/pairs`)).status).toBe(500);
+      expect((await fetch(`${sim.url}/valr/v1/public/pairs`)).status).toBe(200); // times: 2 used up
+
+      await fetch(`${sim.url}/_control/fault`, { method: 'POST', body: JSON.stringify({ venue: 'coinbase', kind: 'rate_limit' }) });
+      expect((await fetch(`${sim.url}/coinbase/v2/exchange-rates?currency=USD`)).status).toBe(429);
+      expect((await fetch(`${sim.url}/coinbase/v2/exchange-rates?currency=USD`)).status).toBe(429);
+      const cleared = await fetch(`${sim.url}/_control/fault?venue=coinbase`, { method: 'DELETE' });
+      expect(await cleared.json()).toEqual({ ok: true });
+      expect((await fetch(`${sim.url}/coinbase/v2/exchange-rates?currency=USD`)).status).toBe(200);
+
+      const bad = await fetch(`${sim.url}/_control/fault`, { method: 'POST', body: JSON.stringify({ venue: 'kraken', kind: 'timeout' }) });
+      expect(bad.status).toBe(400);
+      const badKind = await fetch(`${sim.url}/_control/fault`, { method: 'POST', body: JSON.stringify({ venue: 'luno', kind: 'explode' }) });
+      expect(badKind.status).toBe(400);
+      expect(() => sim.setFault('kraken', { kind: 'silent' })).toThrow(/unknown venue/);
+      expect(await (await fetch(`${sim.url}/_control/listings`)).json()).toEqual(sim.listings());
+    } finally {
+      await sim.stop();
+    }
+  });
+
+  it('stop() closes every socket, even a request held by a timeout fault', async () => {
+    const sim = await startSimMarket({ historyStart: Date.now() - 10 * MINUTE });
+    sim.setFault('luno', { kind: 'timeout' });
+    const hung = fetch(`${sim.url}/luno/api/1/trades?pair=XBTNGN`).then(
+      () => 'answered',
+      () => 'closed',
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    await sim.stop();
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(await hung).toBe('closed');
+    await sim.stop(); // idempotent
+  });
+});
+
+describe('replay', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'afrates-replay-'));
+  });
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const lines = [
+    '# a small replay file',
+    '{"venue":"luno","pair":"BTCNGN","time":"2026-11-20T10:00:00.123Z","id":"123","price":152000000,"amount":0.01,"side":"buy"}',
+    '{"venue":"luno","pair":"BTCNGN","time":"2026-11-20T10:00:05.000Z","id":"124","price":151990000,"amount":0.002,"side":"sell"}',
+    '',
+    '{"venue":"luno","pair":"BTCNGN","time":"2026-11-20T10:05:00.000Z","id":"125","price":152100000,"amount":0.5,"side":"buy"}',
+    '{"venue":"valr","pair":"USDTZAR","time":"2026-11-20T10:01:00.000Z","id":"a1","price":18.21,"amount":100,"side":"sell"}',
+    '{"fx":"coinbase","currency":"NGN","rate":1530.5,"time":"2026-11-20T10:00:00Z"}',
+    '{"fx":"coinbase","currency":"ZAR","rate":18.1,"time":"2026-11-20T10:00:00Z"}',
+    '{"fx":"coinbase","currency":"KES","rate":129.1,"time":"2026-11-20T10:00:00Z"}',
+    '{"fx":"coinbase","currency":"GHS","rate":15.2,"time":"2026-11-20T10:00:00Z"}',
+    '{"fx":"coinbase","currency":"UGX","rate":3650,"time":"2026-11-20T10:00:00Z"}',
+    '{"fx":"coinbase","currency":"NGN","rate":1540,"time":"2026-11-20T10:04:00Z"}',
+  ];
+
+  it('serves exactly the file, each trade once the clock reaches it, through ccxt too', async () => {
+    const file = path.join(dir, 'ok.jsonl');
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    let clock = Date.parse('2026-11-20T10:02:00Z');
+    const sim = await startSimMarket({ replay: file, now: () => clock });
+    try {
+      expect(sim.listings()).toEqual({ luno: ['BTCNGN'], valr: ['USDTZAR'] });
+      expect(sim.served('luno', 'BTCNGN').map((t) => t.id)).toEqual(['123', '124']);
+      expect(sim.served('luno', 'BTCNGN')[0]).toEqual({
+        venue: 'luno',
+        pair: 'BTCNGN',
+        time: Date.parse('2026-11-20T10:00:00.123Z'),
+        id: '123',
+        price: 152000000,
+        amount: 0.01,
+        side: 'buy',
+      });
+      const ex = venueById('luno')!.create({ simUrl: sim.url });
+      await ex.loadMarkets();
+      expect(Object.keys(ex.markets ?? {})).toEqual(['BTC/NGN']);
+      const early = await ex.fetchTrades('BTC/NGN', Date.parse('2026-11-20T09:00:00Z'), 100);
+      expect(early.map((t) => [t.id, t.price, t.amount, t.side])).toEqual([
+        ['123', 152000000, 0.01, 'buy'],
+        ['124', 151990000, 0.002, 'sell'],
+      ]);
+      const cb = await fetchCoinbase({ baseUrl: `${sim.url}/coinbase` });
+      expect(cb.rates.find((r) => r.currency === 'NGN')!.unitsPerUsd).toBe(1530.5);
+      await expect(fetchExchangeRateApi({ baseUrl: `${sim.url}/exchangerate-api` })).rejects.toThrow(/no rate for NGN/);
+
+      clock = Date.parse('2026-11-20T11:00:00Z');
+      expect(sim.served('luno', 'BTCNGN').map((t) => t.id)).toEqual(['123', '124', '125']);
+      const all = await ex.fetchTrades('BTC/NGN', Date.parse('2026-11-20T10:00:05Z'), 100);
+      expect(all.map((t) => t.id)).toEqual(['124', '125']);
+      expect((await fetchCoinbase({ baseUrl: `${sim.url}/coinbase` })).rates[0]!.unitsPerUsd).toBe(1540);
+      const valr = venueById('valr')!.create({ simUrl: sim.url });
+      expect((await valr.fetchTrades('USDT/ZAR')).map((t) => [t.id, t.price, t.side])).toEqual([['a1', 18.21, 'sell']]);
+    } finally {
+      await sim.stop();
+    }
+  });
+
+  it('refuses to start on a bad line, naming its number', async () => {
+    const file = path.join(dir, 'bad.jsonl');
+    writeFileSync(file, [lines[1], lines[2], '{"venue":"luno","pair":"BTCNGN","time":"yesterday","id":"9","price":1,"amount":1,"side":"buy"}'].join('\n'));
+    await expect(startSimMarket({ replay: file })).rejects.toThrow(/bad\.jsonl:3: "time"/);
+    await expect(startSimMarket({ replay: path.join(dir, 'missing.jsonl') })).rejects.toThrow(/missing\.jsonl/);
+  });
+
+  it('checks every field', () => {
+    const bad: Array<[string, RegExp]> = [
+      ['not json', /:1: not valid JSON/],
+      ['[1]', /:1: expected a JSON object/],
+      ['{"venue":"kraken","pair":"BTCNGN","time":"2026-11-20T10:00:00Z","id":"1","price":1,"amount":1,"side":"buy"}', /"venue" must be one of/],
+      ['{"venue":"luno","pair":"btc-ngn","time":"2026-11-20T10:00:00Z","id":"1","price":1,"amount":1,"side":"buy"}', /"pair"/],
+      ['{"venue":"luno","pair":"BTCNGN","time":"2026-11-20T10:00:00Z","id":"","price":1,"amount":1,"side":"buy"}', /"id"/],
+      ['{"venue":"luno","pair":"BTCNGN","time":"2026-11-20T10:00:00Z","id":"1","price":-1,"amount":1,"side":"buy"}', /"price"/],
+      ['{"venue":"luno","pair":"BTCNGN","time":"2026-11-20T10:00:00Z","id":"1","price":1,"amount":0,"side":"buy"}', /"amount"/],
+      ['{"venue":"luno","pair":"BTCNGN","time":"2026-11-20T10:00:00Z","id":"1","price":1,"amount":1,"side":"bid"}', /"side"/],
+      ['{"fx":"oanda","currency":"NGN","rate":1,"time":"2026-11-20T10:00:00Z"}', /"fx"/],
+      ['{"fx":"coinbase","currency":"naira","rate":1,"time":"2026-11-20T10:00:00Z"}', /"currency"/],
+      ['{"fx":"coinbase","currency":"NGN","rate":"1530","time":"2026-11-20T10:00:00Z"}', /"rate"/],
+    ];
+    for (const [line, message] of bad) expect(() => parseReplay(line, 'x.jsonl'), line).toThrow(message);
+    const dup = [lines[1], lines[1]].join('\n');
+    expect(() => parseReplay(dup, 'x.jsonl')).toThrow(/x\.jsonl:2: duplicate id "123"/);
+  });
+});
