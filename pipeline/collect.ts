@@ -100,8 +100,9 @@ export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opt
     const page = await fetch(() => target.exchange.fetchTrades(target.symbol, since, target.venue.pageSize));
     pages++;
     fetched += page.length;
-    let rows = normalise(page, target).filter((r) => r.time.getTime() >= since);
-    if (opts.until !== undefined) rows = rows.filter((r) => r.time.getTime() <= opts.until!);
+    const fresh = normalise(page, target).filter((r) => r.time.getTime() >= since);
+    const pageNewest = fresh.length > 0 ? fresh[fresh.length - 1]!.time.getTime() : since;
+    const rows = opts.until === undefined ? fresh : fresh.filter((r) => r.time.getTime() <= opts.until!);
     if (rows.length > 0) {
       const stored = await insertTrades(sql, rows);
       inserted += stored.inserted;
@@ -114,14 +115,13 @@ export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opt
       }
       opts.onPage?.(newest.time.getTime());
     }
-    const newestTime = rows.length > 0 ? rows[rows.length - 1]!.time.getTime() : since;
-    if (page.length < target.venue.pageSize || (opts.until !== undefined && newestTime >= opts.until)) {
+    if (page.length < target.venue.pageSize || (opts.until !== undefined && pageNewest >= opts.until)) {
       caughtUp = true;
       break;
     }
     // A full page: ask again from its newest trade (inclusive; repeats are dropped). A full page
     // within one millisecond would never advance, so step past that millisecond.
-    since = newestTime > since ? newestTime : since + 1;
+    since = pageNewest > since ? pageNewest : since + 1;
   }
   return { fetched, inserted, from, to, pages, caughtUp, watermark };
 }

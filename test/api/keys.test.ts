@@ -1,0 +1,68 @@
+// Keys at rest and in the cache: only hashes stored, the 60-second cache, revocation seen by the
+// revoking process at once and by every other process within 60 seconds (at once with Redis).
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../lib/db/connect.js';
+import { generateKey, hashKey, KEY_PATTERN, KeyStore } from '../../api/keys/store.js';
+import { openTestDatabase } from '../support/db.js';
+
+let db: Database;
+let clock = 1_000_000;
+const now = () => clock;
+
+beforeAll(async () => {
+  db = await openTestDatabase();
+});
+afterAll(async () => {
+  await db?.close();
+});
+
+describe('keys', () => {
+  it('look like afr_live_ + 32 base62 characters and are stored only as SHA-256', async () => {
+    const keys = new Set(Array.from({ length: 200 }, generateKey));
+    expect(keys.size).toBe(200);
+    for (const k of keys) expect(k).toMatch(KEY_PATTERN);
+    const store = new KeyStore(db.sql);
+    const { apiKey } = await store.issue({ tier: 'builder', customerName: 'Hash Co' });
+    const rows = await db.sql`SELECT * FROM api_keys WHERE customer_name = 'Hash Co'`;
+    expect(rows[0]!.key_hash).toBe(hashKey(apiKey));
+    expect(JSON.stringify(rows)).not.toContain(apiKey.slice(9));
+  });
+
+  it('a revoke is refused at once where it happened, and by other processes within 60 s', async () => {
+    const here = new KeyStore(db.sql, null, now);
+    const elsewhere = new KeyStore(db.sql, null, now);
+    const { apiKey, record } = await here.issue({ tier: 'professional' });
+    expect(await here.authenticate(apiKey)).toMatchObject({ tier: 'professional' });
+    expect(await elsewhere.authenticate(apiKey)).toMatchObject({ tier: 'professional' });
+    await here.revoke(record.id);
+    expect(await here.authenticate(apiKey)).toBeNull();
+    clock += 59_000;
+    expect(await elsewhere.authenticate(apiKey)).not.toBeNull(); // cached, as the contract allows
+    clock += 2_000;
+    expect(await elsewhere.authenticate(apiKey)).toBeNull();
+  });
+
+  it('with Redis, a revoke clears the shared cache at once', async () => {
+    const redis = new Redis('redis://127.0.0.1:6379');
+    const ns = `keys-${process.pid}-${Date.now()}`;
+    try {
+      const a = new KeyStore(db.sql, redis, now, ns);
+      const { apiKey, record } = await a.issue({ tier: 'builder' });
+      expect(await a.authenticate(apiKey)).not.toBeNull();
+      expect(await redis.exists(`${ns}:key:${hashKey(apiKey)}`)).toBe(1);
+      await a.revoke(record.id);
+      expect(await redis.exists(`${ns}:key:${hashKey(apiKey)}`)).toBe(0);
+      const fresh = new KeyStore(db.sql, redis, now, ns); // another process, cold cache
+      expect(await fresh.authenticate(apiKey)).toBeNull();
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('an unknown key is cached as unknown but never grows the cache without bound', async () => {
+    const store = new KeyStore(db.sql, null, now);
+    expect(await store.authenticate('afr_live_' + '0'.repeat(32))).toBeNull();
+    expect(await store.authenticate('not-a-key')).toBeNull();
+  });
+});
