@@ -15,6 +15,8 @@ import type { Logger } from '../log.js';
 import { createPool } from './connect.js';
 import { refreshAggregates } from './refresh.js';
 
+const SQL_OBJECTS_LOCK = 7_202_611; // arbitrary, fixed: the advisory lock of the repeatable layer
+
 export const SQL_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../sql');
 
 interface SqlObjectFile {
@@ -58,6 +60,8 @@ export async function migrate(url: string, log: Logger, sqlDir = SQL_DIR): Promi
 
   const sql = createPool(url, 1);
   try {
+    // the api and pipeline services may start together: one applies, the other then finds it done
+    await sql`SELECT pg_advisory_lock(${SQL_OBJECTS_LOCK})`;
     const recorded = new Map(
       (await sql<{ file: string; checksum: string }[]>`SELECT file, checksum FROM sql_objects`).map((r) => [
         r.file,
