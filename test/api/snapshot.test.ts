@@ -1,0 +1,67 @@
+// The live snapshot: outliers left out with hysteresis (no flapping), and an API-only process
+// picking up the pipeline's new cycles by itself.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../lib/db/connect.js';
+import { refreshAggregates } from '../../lib/db/refresh.js';
+import { LiveSnapshot } from '../../api/live/snapshot.js';
+import { insertTrades } from '../../pipeline/store.js';
+import { openTestDatabase, testLog } from '../support/db.js';
+
+let db: Database;
+let n = 0;
+beforeAll(async () => {
+  db = await openTestDatabase();
+});
+afterAll(async () => {
+  await db?.close();
+});
+
+async function trade(exchange: string, price: number, at = Date.now() - 1_000) {
+  const r = await insertTrades(db.sql, [{ time: new Date(at), exchange, pair: 'BTCZAR', tradeId: `t${++n}`, price, amount: 1, side: 'buy' }]);
+  await refreshAggregates(db.sql, r.from, r.to);
+}
+
+describe('outliers', () => {
+  it('leave a deviating venue out, and let it back only below half the limit', async () => {
+    const snapshot = new LiveSnapshot(db.sql, testLog, { outlierLimit: 0.05 });
+    // each venue's rate is the VWAP of its newest 5-minute candle: one big trade sets it
+    await trade('luno', 1_000_000);
+    await trade('valr', 1_001_000);
+    await trade('binance', 1_100_000); // 10% off
+    await snapshot.refresh();
+    let e = snapshot.get('BTCZAR')!;
+    expect(e.excluded.map((s) => s.exchange)).toEqual(['binance']);
+    expect(e.used.map((s) => s.exchange).sort()).toEqual(['luno', 'valr']);
+
+    // back to 4% off: under the limit, but not under half of it -> still out
+    const insertBig = async (exchange: string, price: number) => {
+      const r = await insertTrades(db.sql, [{ time: new Date(Date.now() - 500), exchange, pair: 'BTCZAR', tradeId: `t${++n}`, price, amount: 1000, side: 'buy' }]);
+      await refreshAggregates(db.sql, r.from, r.to);
+    };
+    await insertBig('binance', 1_040_000);
+    await snapshot.refresh();
+    e = snapshot.get('BTCZAR')!;
+    expect(e.excluded.map((s) => s.exchange)).toEqual(['binance']);
+
+    await insertBig('binance', 1_010_000); // now ~1% off: back in
+    await snapshot.refresh();
+    e = snapshot.get('BTCZAR')!;
+    expect(e.excluded).toEqual([]);
+    expect(e.used).toHaveLength(3);
+  });
+});
+
+describe('an API-only process', () => {
+  it('rebuilds its snapshot when the pipeline records a new cycle', async () => {
+    const snapshot = new LiveSnapshot(db.sql, testLog);
+    await snapshot.refresh();
+    const before = snapshot.get('BTCZAR')!.rate;
+    snapshot.follow(50);
+    await new Promise((r) => setTimeout(r, 200));
+    const r = await insertTrades(db.sql, [{ time: new Date(), exchange: 'luno', pair: 'BTCZAR', tradeId: `t${++n}`, price: 2_000_000, amount: 1000, side: 'buy' }]);
+    await refreshAggregates(db.sql, r.from, r.to);
+    await db.sql`INSERT INTO ingest_cycles (kind, market, started_at, finished_at) VALUES ('trades', 'real', now(), now())`;
+    await expect.poll(() => snapshot.get('BTCZAR')!.rate, { timeout: 3_000 }).not.toBe(before);
+    snapshot.stop();
+  });
+});

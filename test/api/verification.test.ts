@@ -1,0 +1,56 @@
+// Verification rules: thresholds by quote currency, data quality, and a confidence that never
+// drops when the inputs get better.
+import { describe, expect, it } from 'vitest';
+import { confidence, dataQuality, dispersion, verificationStatus, type ConfidenceInputs } from '../../api/verification.js';
+
+describe('status', () => {
+  it('uses 2% / 5%, and 5% / 10% for NGN', () => {
+    expect(verificationStatus(0.019, 'ZAR')).toBe('verified');
+    expect(verificationStatus(-0.04, 'ZAR')).toBe('caution');
+    expect(verificationStatus(0.06, 'ZAR')).toBe('unverified');
+    expect(verificationStatus(0.045, 'NGN')).toBe('verified');
+    expect(verificationStatus(0.09, 'NGN')).toBe('caution');
+    expect(verificationStatus(0.11, 'NGN')).toBe('unverified');
+    expect(verificationStatus(null, 'ZAR')).toBe('unverified');
+    expect(verificationStatus(0, 'ZAR', true)).toBe('unverified');
+  });
+});
+
+describe('data quality', () => {
+  it('is high with two fresh sources, medium with one, low synthetic-only, stale after an hour', () => {
+    expect(dataQuality(2, 60, false)).toBe('high');
+    expect(dataQuality(1, 60, false)).toBe('medium');
+    expect(dataQuality(0, 1200, false)).toBe('low');
+    expect(dataQuality(0, 60, true)).toBe('low');
+    expect(dataQuality(3, 3700, false)).toBe('stale');
+  });
+});
+
+describe('confidence', () => {
+  const base: ConfidenceInputs = { sources: 2, dispersion: 0.004, divergence: 0.01, quote: 'ZAR', ageSeconds: 120 };
+  it('is in [0, 1] and not a three-step constant', () => {
+    const values = new Set<number>();
+    for (const sources of [0, 1, 2, 3, 5]) for (const d of [0, 0.002, 0.01, 0.05]) for (const div of [null, 0, 0.01, 0.03, 0.2]) for (const age of [0, 300, 900, 4000]) {
+      const c = confidence({ sources, dispersion: d, divergence: div, quote: 'ZAR', ageSeconds: age });
+      expect(c).toBeGreaterThanOrEqual(0);
+      expect(c).toBeLessThanOrEqual(1);
+      values.add(c);
+    }
+    expect(values.size).toBeGreaterThan(50);
+  });
+
+  it('never drops with more sources, less dispersion, less divergence or fresher data', () => {
+    for (let s = 0; s < 6; s++) expect(confidence({ ...base, sources: s + 1 })).toBeGreaterThanOrEqual(confidence({ ...base, sources: s }));
+    for (let d = 0.05; d > 0; d -= 0.005) expect(confidence({ ...base, dispersion: d - 0.005 })).toBeGreaterThanOrEqual(confidence({ ...base, dispersion: d }));
+    for (let v = 0.2; v > 0; v -= 0.01) {
+      expect(confidence({ ...base, divergence: v - 0.01 })).toBeGreaterThanOrEqual(confidence({ ...base, divergence: v }));
+      expect(confidence({ ...base, divergence: -(v - 0.01) })).toBeGreaterThanOrEqual(confidence({ ...base, divergence: -v }));
+    }
+    for (let a = 7200; a > 0; a -= 300) expect(confidence({ ...base, ageSeconds: a - 300 })).toBeGreaterThanOrEqual(confidence({ ...base, ageSeconds: a }));
+  });
+
+  it('measures dispersion as (max - min) / mean', () => {
+    expect(dispersion([100])).toBe(0);
+    expect(dispersion([99, 101])).toBeCloseTo(0.02, 12);
+  });
+});
