@@ -5,15 +5,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../../lib/db/connect.js';
-import { startEmbedded, type EmbeddedDatabase } from '../../../lib/db/embedded.js';
 import { migrate, SQL_DIR } from '../../../lib/db/migrate.js';
-import { testLog } from '../../support/db.js';
+import { freshDatabaseUrl, testLog } from '../../support/db.js';
 
-let embedded: EmbeddedDatabase;
+let database: { url: string; drop(): Promise<void> };
 let sqlDir: string;
 
 async function query<T>(fn: (sql: ReturnType<typeof createPool>) => Promise<T>): Promise<T> {
-  const sql = createPool(embedded.url, 1);
+  const sql = createPool(database.url, 1);
   try {
     return await fn(sql);
   } finally {
@@ -24,27 +23,27 @@ async function query<T>(fn: (sql: ReturnType<typeof createPool>) => Promise<T>):
 beforeAll(async () => {
   sqlDir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-sql-'));
   fs.cpSync(SQL_DIR, sqlDir, { recursive: true });
-  embedded = await startEmbedded(undefined);
+  database = await freshDatabaseUrl(); // embedded, or a new database on TEST_DATABASE_URL's server
 });
 
 afterAll(async () => {
-  await embedded?.stop();
+  await database?.drop();
   fs.rmSync(sqlDir, { recursive: true, force: true });
 });
 
 describe('migrate', () => {
   it('applies everything once, then nothing', async () => {
-    const first = await migrate(embedded.url, testLog, sqlDir);
+    const first = await migrate(database.url, testLog, sqlDir);
     expect(first.applied).toContain('aggregates/20_candles_5m.sql');
     expect(first.applied.some((f) => f.startsWith('migrations/'))).toBe(true);
-    const second = await migrate(embedded.url, testLog, sqlDir);
+    const second = await migrate(database.url, testLog, sqlDir);
     expect(second.applied).toEqual([]);
   });
 
   it('rolls a failing migration back whole', async () => {
     const bad = path.join(sqlDir, 'migrations', '20991231000000000_broken.sql');
     fs.writeFileSync(bad, '-- Up Migration\nCREATE TABLE half_done (id int);\nSELECT no_such_function();\n-- Down Migration\n');
-    await expect(migrate(embedded.url, testLog, sqlDir)).rejects.toThrow(/no_such_function/);
+    await expect(migrate(database.url, testLog, sqlDir)).rejects.toThrow(/no_such_function/);
     const tables = await query((sql) => sql`SELECT 1 FROM pg_tables WHERE tablename = 'half_done'`);
     expect(tables).toHaveLength(0);
     const recorded = await query((sql) => sql`SELECT 1 FROM pgmigrations WHERE name LIKE '%broken'`);
@@ -63,7 +62,7 @@ describe('migrate', () => {
       'count(*)             AS trades,',
       "count(*)             AS trades,\n       sum(amount) FILTER (WHERE side = 'buy') AS buy_volume,",
     ));
-    const { applied } = await migrate(embedded.url, testLog, sqlDir);
+    const { applied } = await migrate(database.url, testLog, sqlDir);
     expect(applied[0]).toBe('aggregates/20_candles_5m.sql');
     expect(applied).toContain('aggregates/30_candles_1h.sql');
     expect(applied).toContain('views/20_candles.sql');
