@@ -28,7 +28,7 @@ import {
   type Trade,
 } from 'ccxt';
 import type { Venue, VenueOptions } from './types.js';
-import { baseConfig, inspectResponse, pointAtSim } from './shared.js';
+import { baseConfig, inspectResponse, pointAtSim, PUBLIC_TRADES_ONLY } from './shared.js';
 
 const RECENT = 100;
 
@@ -41,22 +41,7 @@ export class Quidax extends Exchange {
       version: 'v1',
       rateLimit: 1000,
       pro: false,
-      has: {
-        CORS: undefined,
-        spot: true,
-        margin: false,
-        swap: false,
-        future: false,
-        option: false,
-        publicAPI: true,
-        privateAPI: false,
-        fetchCurrencies: false,
-        fetchMarkets: true,
-        fetchTrades: true,
-        fetchTicker: false,
-        fetchOrderBook: false,
-        fetchOHLCV: false,
-      },
+      has: PUBLIC_TRADES_ONLY,
       urls: {
         api: { public: 'https://app.quidax.io/api/v1' },
         www: 'https://www.quidax.io',

@@ -22,6 +22,24 @@ export function pointAtSim(exchange: Exchange, simUrl: string): void {
   exchange.urls = { ...exchange.urls, api: rewrite(exchange.urls.api) as Exchange['urls']['api'] };
 }
 
+/** What our own (non-ccxt) venue classes can do: public spot markets and trades, nothing else. */
+export const PUBLIC_TRADES_ONLY = {
+  CORS: undefined,
+  spot: true,
+  margin: false,
+  swap: false,
+  future: false,
+  option: false,
+  publicAPI: true,
+  privateAPI: false,
+  fetchCurrencies: false,
+  fetchMarkets: true,
+  fetchTrades: true,
+  fetchTicker: false,
+  fetchOrderBook: false,
+  fetchOHLCV: false,
+} as const;
+
 const CLOCK_OFFSET = 'afratesVenueClockOffsetMs';
 
 /**

@@ -35,7 +35,7 @@ import {
   type Trade,
 } from 'ccxt';
 import type { Venue, VenueOptions } from './types.js';
-import { baseConfig, inspectResponse, pointAtSim } from './shared.js';
+import { baseConfig, inspectResponse, pointAtSim, PUBLIC_TRADES_ONLY } from './shared.js';
 
 const PAGE = 100;
 
@@ -58,22 +58,7 @@ export class Valr extends Exchange {
       version: 'v1',
       rateLimit: 2000, // GET /v1/public/*: 30 calls per minute
       pro: false,
-      has: {
-        CORS: undefined,
-        spot: true,
-        margin: false,
-        swap: false,
-        future: false,
-        option: false,
-        publicAPI: true,
-        privateAPI: false,
-        fetchCurrencies: false,
-        fetchMarkets: true,
-        fetchTrades: true,
-        fetchTicker: false,
-        fetchOrderBook: false,
-        fetchOHLCV: false,
-      },
+      has: PUBLIC_TRADES_ONLY,
       urls: {
         api: { public: 'https://api.valr.com' },
         www: 'https://www.valr.com',
