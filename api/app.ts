@@ -16,6 +16,14 @@ import { operations, routeModules } from './routes/index.js';
 const NO_KEY = new Set(['/v1/health', '/v1/auth/free-key', '/v1/openapi.json', '/v1/certificates/keys']);
 const NOT_LIMITED = new Set(['/v1/health']);
 
+/** Simulated data is never passed off as real: every response says so in a header. */
+function labelSimulated(deps: AppDeps): Koa.Middleware<AppState> {
+  return async function labelSimulated(ctx, next) {
+    if (deps.config.market === 'simulated' || deps.snapshot.market === 'simulated') ctx.set('X-Afrates-Data', 'simulated');
+    await next();
+  };
+}
+
 export function createApp(deps: AppDeps): Koa<AppState> {
   const router = new Router<AppState>();
   for (const m of routeModules) m.mount(router, deps);
@@ -23,9 +31,10 @@ export function createApp(deps: AppDeps): Koa<AppState> {
 
   const app = new Koa<AppState>({ proxy: deps.config.trustProxy });
   app.use(requestId());
+  app.use(labelSimulated(deps));
   app.use(measure(deps.metrics, deps.log));
   app.use(renderErrors());
-  app.use(cors({ allowMethods: ['GET', 'POST', 'OPTIONS'], exposeHeaders: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id', 'X-Quota-Limit', 'X-Quota-Remaining'] }));
+  app.use(cors({ allowMethods: ['GET', 'POST', 'OPTIONS'], exposeHeaders: ['X-Afrates-Data', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id', 'X-Quota-Limit', 'X-Quota-Remaining'] }));
   app.use(compress({ threshold: 2048 }));
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '16kb', encoding: 'utf-8' }));
   app.use(authenticate(deps.keys, deps.config.gatewaySecret));

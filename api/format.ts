@@ -27,8 +27,12 @@ export function dayStart(day: string): Date {
   return new Date(`${day}T00:00:00Z`);
 }
 
-/** Parses the +00:00 (or Z) timestamps we hand out; null when it is not one. */
-export function parseTimestamp(text: string): Date | null {
+/**
+ * Parses the +00:00 (or Z) timestamps we hand out; null when it is not one. A '+' sent unencoded
+ * in a URL arrives as a space, so ' 00:00' is read as '+00:00'.
+ */
+export function parseTimestamp(raw: string): Date | null {
+  const text = raw.replace(/ 00:00$/, '+00:00');
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(\+00:00|Z)$/.test(text)) return null;
   const d = new Date(text.replace('+00:00', 'Z'));
   return Number.isNaN(d.getTime()) ? null : d;

@@ -59,6 +59,8 @@ export class LiveSnapshot {
   private lastCycle: string | null = null;
   private followTimer: NodeJS.Timeout | undefined;
   builtAt: Date | null = null;
+  /** Where the newest recorded cycle's data came from: simulated data is labelled on every response. */
+  market: 'real' | 'simulated' | null = null;
   private readonly outlierLimit: number;
   private readonly now: () => Date;
 
@@ -87,6 +89,8 @@ export class LiveSnapshot {
     }
     const sources = await this.sql<SourceRow[]>`SELECT * FROM live_sources(${now})`;
     const synthetic = await this.sql<SyntheticRow[]>`SELECT * FROM synthetic_at(${now})`;
+    const [cycle] = await this.sql<{ market: 'real' | 'simulated' }[]>`SELECT market FROM ingest_cycles ORDER BY id DESC LIMIT 1`;
+    this.market = cycle?.market ?? null;
     const byPair = new Map<string, SourceQuote[]>();
     for (const s of sources) {
       const list = byPair.get(s.pair) ?? [];

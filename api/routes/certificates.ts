@@ -72,8 +72,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const params = parseParams(certParams, ctx.params);
     parseQuery(noQuery, ctx.query);
     const pair = knownPair(deps, params.pair!, 'pair');
-    // an unencoded '+' in a URL path may arrive decoded as a space
-    const at = parseTimestamp(params.timestamp!.replace(/ (\d{2}:\d{2})$/, '+$1'));
+    const at = parseTimestamp(params.timestamp!);
     if (!at) throw validationError("path parameter 'timestamp' must be ISO 8601 with a +00:00 offset, e.g. 2026-11-20T10:05:00+00:00");
     if (at.getTime() % BUCKET_MS !== 0) throw notFound(`Certificates exist for 5-minute bucket starts only; ${params.timestamp} is not one.`);
     const row = await certificateAt(deps.sql, pair.pair, at);

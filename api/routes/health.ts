@@ -48,7 +48,6 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const fxOk = state?.fx_at != null && now - state.fx_at.getTime() <= 2 * deps.config.fxCycleSeconds * 1000 + 60_000;
     const database = state ? 'ok' : 'error';
     const mode = state?.market ?? deps.config.market;
-    if (mode === 'simulated') ctx.set('X-Afrates-Data', 'simulated');
     ctx.body = {
       status: database === 'ok' && collectorOk ? 'ok' : 'degraded',
       mode,

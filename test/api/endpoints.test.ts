@@ -280,3 +280,14 @@ describe('errors and documents', () => {
     expect(res.headers.get('access-control-allow-origin')).toBe('*'); // keys travel in a header, never cookies
   });
 });
+
+describe('simulated data', () => {
+  it('is labelled on every response once the pipeline records simulated cycles', async () => {
+    expect((await t.get('/v1/pairs', free)).headers.get('x-afrates-data')).toBeNull();
+    await t.db.sql`INSERT INTO ingest_cycles (kind, market, started_at, finished_at) VALUES ('trades', 'simulated', now(), now())`;
+    await t.api.deps.snapshot.refresh();
+    expect((await t.get('/v1/pairs', free)).headers.get('x-afrates-data')).toBe('simulated');
+    const health = await t.get('/v1/health');
+    expect(health.body).toMatchObject({ mode: 'simulated', version: expect.stringContaining('simulated') });
+  });
+});

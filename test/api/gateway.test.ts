@@ -1,0 +1,31 @@
+// The marketplace gateway: with GATEWAY_SECRET set, a request proving it with
+// X-RapidAPI-Proxy-Secret is the gateway's user, at the tier its plan maps to; otherwise ignored.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApi, type TestApi } from '../support/api.js';
+
+let t: TestApi;
+beforeAll(async () => {
+  t = await startTestApi({ hours: 1, env: { GATEWAY_SECRET: 'gw-secret' } });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const gw = (plan: string, secret = 'gw-secret', user = 'alice') => ({ 'X-RapidAPI-Proxy-Secret': secret, 'X-RapidAPI-User': user, 'X-RapidAPI-Subscription': plan });
+
+describe('marketplace gateway', () => {
+  it('maps plans to tiers', async () => {
+    expect((await t.get('/v1/certificates/BTCNGN', null, gw('MEGA'))).status).toBe(200);
+    expect((await t.get('/v1/rates/markets', null, gw('PRO'))).status).toBe(200);
+    const basic = await t.get('/v1/rates/markets', null, gw('BASIC', 'gw-secret', 'bob'));
+    expect(basic.status).toBe(403);
+    expect((await t.get('/v1/rates/markets', null, gw('SOMETHING', 'gw-secret', 'carol'))).status).toBe(403); // unknown plan: free
+  });
+
+  it('refuses a wrong secret and counts limits per gateway user', async () => {
+    expect((await t.get('/v1/pairs', null, gw('MEGA', 'nope'))).status).toBe(401);
+    for (let i = 0; i < 10; i++) expect((await t.get('/v1/pairs', null, gw('BASIC', 'gw-secret', 'dave'))).status).toBe(200);
+    expect((await t.get('/v1/pairs', null, gw('BASIC', 'gw-secret', 'dave'))).status).toBe(429);
+    expect((await t.get('/v1/pairs', null, gw('BASIC', 'gw-secret', 'erin'))).status).toBe(200);
+  });
+});
