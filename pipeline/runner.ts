@@ -194,6 +194,7 @@ export class Pipeline {
           obs.rates.map((r) => ({ time: obs.observedAt, currency: r.currency, unitsPerUsd: r.unitsPerUsd, source: obs.source, sourceUpdatedAt: r.sourceUpdatedAt })),
         );
         report.rowsBySource[source.id] = stored;
+        if (obs.missing.length) report.errors.push({ source: source.id, error: `no rate for ${obs.missing.join(', ')}` });
       } catch (err) {
         report.errors.push({ source: source.id, error: (err as Error).message.slice(0, 500) });
       }

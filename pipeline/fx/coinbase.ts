@@ -40,6 +40,7 @@ export async function fetchCoinbase(options: FxFetchOptions = {}): Promise<FxObs
     }
     rates.push({ currency, unitsPerUsd: positiveRate(source, currency, table[currency]), sourceUpdatedAt });
   }
-  if (missing.length > 0) throw new FxSourceError(source, `no rate for ${missing.join(', ')}`);
-  return { source, observedAt, rates };
+  // one currency gone from the table must not cost the others: report it, keep the rest
+  if (rates.length === 0) throw new FxSourceError(source, `no rate for ${missing.join(', ')}`);
+  return { source, observedAt, rates, missing };
 }

@@ -19,6 +19,8 @@ export interface FxObservation {
   /** When we received it. */
   readonly observedAt: Date;
   readonly rates: FxRate[];
+  /** Requested currencies the source did not quote this time (stored rates are the others). */
+  readonly missing: readonly string[];
 }
 
 export interface FxFetchOptions {

@@ -42,6 +42,7 @@ export async function fetchExchangeRateApi(options: FxFetchOptions = {}): Promis
     }
     rates.push({ currency, unitsPerUsd: positiveRate(source, currency, body.rates[currency]), sourceUpdatedAt });
   }
-  if (missing.length > 0) throw new FxSourceError(source, `no rate for ${missing.join(', ')}`);
-  return { source, observedAt, rates };
+  // one currency gone from the table must not cost the others: report it, keep the rest
+  if (rates.length === 0) throw new FxSourceError(source, `no rate for ${missing.join(', ')}`);
+  return { source, observedAt, rates, missing };
 }

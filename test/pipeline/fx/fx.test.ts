@@ -125,12 +125,23 @@ describe('bodies', () => {
     expect(obs.rates.find((r) => r.currency === 'NGN')).toEqual({ currency: 'NGN', unitsPerUsd: 1530.5, sourceUpdatedAt: new Date(1795132802000) });
   });
 
+  it('keeps the currencies a source still quotes and names the missing ones', async () => {
+    respond = { status: 200, body: erApi({ NGN: 1530, ZAR: 18 }) };
+    const er = await fetchExchangeRateApi({ baseUrl: url });
+    expect(er.rates.map((r) => r.currency)).toEqual(['NGN', 'ZAR']);
+    expect(er.missing).toEqual(['KES', 'GHS', 'UGX']);
+    respond = { status: 200, body: cb({ NGN: '1530' }) };
+    const c = await fetchCoinbase({ baseUrl: url });
+    expect(c.rates.map((r) => r.currency)).toEqual(['NGN']);
+    expect(c.missing).toEqual(['ZAR', 'KES', 'GHS', 'UGX']);
+  });
+
   const badErApi: Array<[string, string, RegExp]> = [
     ['a negative rate', erApi({ ...good, KES: -129 }), /rate for KES is not a positive number: -129/],
     ['a zero rate', erApi({ ...good, GHS: 0 }), /rate for GHS is not a positive number: 0/],
     ['a rate that is not a number', erApi({ ...good, NGN: 'abc' }), /rate for NGN is not a positive number: "abc"/],
     ['a null rate', erApi({ ...good, UGX: null }), /rate for UGX is not a positive number: null/],
-    ['a missing currency', erApi({ NGN: 1530, ZAR: 18 }), /no rate for KES, GHS, UGX/],
+    ['no currency at all', erApi({ EUR: 0.9 }), /no rate for NGN, ZAR, KES, GHS, UGX/],
     ['result error', JSON.stringify({ result: 'error', 'error-type': 'unsupported-code' }), /result is "error" \(unsupported-code\)/],
     ['another base', erApi(good, { base_code: 'EUR' }), /base_code is "EUR"/],
     ['no update time', erApi(good, { time_last_update_unix: undefined }), /time_last_update_unix/],
@@ -176,7 +187,7 @@ describe('bodies', () => {
     ['a negative rate', cb({ ...good, NGN: '-1530' }), /rate for NGN is not a positive number: "-1530"/],
     ['an empty string', cb({ ...good, ZAR: '' }), /rate for ZAR is not a positive number: ""/],
     ['Infinity', cb({ ...good, KES: 'Infinity' }), /rate for KES is not a positive number: "Infinity"/],
-    ['a missing currency', cb({ NGN: '1530' }), /no rate for ZAR, KES, GHS, UGX/],
+    ['no currency at all', cb({ EUR: '0.9' }), /no rate for NGN, ZAR, KES, GHS, UGX/],
     ['no data', JSON.stringify({ errors: [{ id: 'x' }] }), /no "data" object/],
     ['another currency', JSON.stringify({ data: { currency: 'EUR', rates: good } }), /data.currency is "EUR"/],
     ['broken JSON', '{"data":{"currency":"USD","rates":{"NGN":"15', /not JSON/],
