@@ -26,7 +26,9 @@ demo: $(STAMP) ## run everything against the simulated market (REPLAY=trades.jso
 
 test: $(STAMP) ## run every test (TEST_DATABASE_URL=postgres://... runs them on a real TimescaleDB)
 	$(NODE_BIN)/tsc --noEmit
-	$(NODE_BIN)/vitest run
+	@mkdir -p var
+	$(NODE_BIN)/vitest run --reporter=default --reporter=json --outputFile.json=var/test-results.json
+	@node -e 'const r=require("./var/test-results.json");console.log(`$${r.numPassedTests} passed, $${r.numFailedTests} failed, $${r.numPendingTests+r.numTodoTests} skipped`)'
 
 migrate: $(STAMP) ## apply migrations and SQL objects (a no-op when up to date)
 	$(TSX) bin/migrate.ts
