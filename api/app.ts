@@ -5,6 +5,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import compress from 'koa-compress';
 import type { AppDeps, AppState } from './context.js';
+import { ApiError } from './errors.js';
 import { authenticate, requireKey } from './middleware/auth.js';
 import { renderErrors } from './middleware/errors.js';
 import { measure } from './middleware/metrics.js';
@@ -36,12 +37,18 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(renderErrors());
   app.use(cors({ allowMethods: ['GET', 'POST', 'OPTIONS'], exposeHeaders: ['X-Afrates-Data', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id', 'X-Quota-Limit', 'X-Quota-Remaining'] }));
   app.use(compress({ threshold: 2048 }));
-  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '16kb', encoding: 'utf-8' }));
   app.use(authenticate(deps.keys, deps.config.gatewaySecret));
   app.use(rateLimit(deps.limiter, NOT_LIMITED));
   app.use(requireKey(NO_KEY));
+  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '16kb', encoding: 'utf-8' }));
   app.use(router.routes());
-  app.use(router.allowedMethods({ throw: false }));
+  app.use(
+    router.allowedMethods({
+      throw: true,
+      methodNotAllowed: () => new ApiError(405, 'method_not_allowed', 'This endpoint does not take that HTTP method; see GET /v1/openapi.json.'),
+      notImplemented: () => new ApiError(501, 'method_not_allowed', 'That HTTP method is not supported.'),
+    }),
+  );
 
   app.on('error', (err: unknown, ctx?: { state?: AppState }) => {
     deps.log.error({ err, requestId: ctx?.state?.requestId }, 'request failed');

@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'interval_not_available'
   | 'history_limit_exceeded'
   | 'not_found'
+  | 'method_not_allowed'
   | 'rate_limit_exceeded'
   | 'monthly_quota_exceeded'
   | 'conflict'

@@ -36,6 +36,9 @@ export function dataQuality(freshSources: number, newestAgeSeconds: number, synt
   return freshSources >= 2 ? 'high' : 'medium';
 }
 
+/** Sources whose prices spread by at most this fraction agree. */
+export const AGREEMENT = 0.005;
+
 export interface ConfidenceInputs {
   /** Exchange sources that went into the rate (after outlier exclusion); 0 = synthetic only. */
   readonly sources: number;
@@ -50,7 +53,7 @@ export interface ConfidenceInputs {
 /**
  * confidence = S x D x V x A, each factor in (0, 1], rounded to 3 decimals:
  * - S, sources:    1 - 0.5^(n + 1)          (0 -> 0.5, 1 -> 0.75, 2 -> 0.875, 3 -> 0.9375)
- * - D, dispersion: 1 / (1 + dispersion / 1%) (halved at 1% spread between sources)
+ * - D, dispersion: 1 up to 0.5% spread between sources (they agree), then 1 / (1 + excess / 1%)
  * - V, divergence: 1 / (1 + (|div| / caution threshold)^2), 0.5 when there is no synthetic price
  * - A, age:        1 up to 5 minutes, then exp(-(age - 300 s) / 1 h)
  * Each factor is monotone, so more agreeing sources, less dispersion, less divergence and fresher
@@ -58,7 +61,9 @@ export interface ConfidenceInputs {
  */
 export function confidence(i: ConfidenceInputs): number {
   const s = 1 - 0.5 ** (Math.max(0, i.sources) + 1);
-  const d = 1 / (1 + Math.max(0, i.dispersion) / 0.01);
+  // Sources within AGREEMENT of each other count as agreeing and cost nothing, so adding an
+  // agreeing source (S up) can never lower confidence through D.
+  const d = 1 / (1 + Math.max(0, i.dispersion - AGREEMENT) / 0.01);
   const v = i.divergence === null ? 0.5 : 1 / (1 + ((Math.abs(i.divergence) * 100) / thresholdsFor(i.quote).caution) ** 2);
   const a = i.ageSeconds <= 300 ? 1 : Math.exp(-(i.ageSeconds - 300) / 3600);
   return Math.round(s * d * v * a * 1000) / 1000;
@@ -68,6 +73,26 @@ export function dispersion(prices: readonly number[]): number {
   if (prices.length < 2) return 0;
   const mean = prices.reduce((a, b) => a + b, 0) / prices.length;
   return (Math.max(...prices) - Math.min(...prices)) / mean;
+}
+
+/** A source's deviation from the median of the others: more than this and it is left out. */
+export const OUTLIER_LIMIT = 0.05;
+
+/**
+ * The median-of-the-others test: indexes of the sources to leave out of the VWAP. A source is out
+ * when it deviates by more than `limit`, or, if it was out before (`wasOut`), until it is back
+ * below half the limit (no flapping). Needs three sources for a majority, and never excludes a
+ * majority: then it is the market that moved, not the sources.
+ */
+export function outliers(prices: readonly number[], limit = OUTLIER_LIMIT, wasOut: (i: number) => boolean = () => false): number[] {
+  if (prices.length < 3) return [];
+  const out: number[] = [];
+  prices.forEach((price, i) => {
+    const others = median(prices.filter((_, j) => j !== i));
+    const deviation = Math.abs(price - others) / others;
+    if (deviation > limit || (wasOut(i) && deviation >= limit / 2)) out.push(i);
+  });
+  return out.length * 2 < prices.length ? out : [];
 }
 
 export function median(values: readonly number[]): number {

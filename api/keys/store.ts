@@ -82,7 +82,7 @@ export class KeyStore {
       RETURNING id, key_hash, key_prefix AS prefix, tier, customer_name, email, created_at, revoked_at`;
     if (!row) return null;
     this.memory.delete(row.key_hash);
-    await this.redis?.del(`${this.namespace}:key:${row.key_hash}`);
+    await this.redis?.del(`${this.namespace}:key:${row.key_hash}`).catch(() => undefined); // other processes: within 60 s
     const { key_hash: _hash, ...record } = row;
     return record;
   }
@@ -103,15 +103,17 @@ export class KeyStore {
     if (hit && hit.until > now) return hit.customer;
 
     let customer: Customer | null | undefined;
+    const redisKey = `${this.namespace}:key:${hash}`;
     if (this.redis) {
-      const shared = await this.redis.get(`${this.namespace}:key:${hash}`);
+      // Redis down: the database answers instead
+      const shared = await this.redis.get(redisKey).catch(() => null);
       if (shared !== null) customer = JSON.parse(shared) as Customer | null;
     }
     if (customer === undefined) {
       const [row] = await this.sql<{ id: string; tier: Tier; customer_name: string | null }[]>`
         SELECT id::text, tier, customer_name FROM api_keys WHERE key_hash = ${hash} AND revoked_at IS NULL`;
       customer = row ? { id: `key:${row.id}`, tier: row.tier, name: row.customer_name } : null;
-      await this.redis?.set(`${this.namespace}:key:${hash}`, JSON.stringify(customer), 'PX', CACHE_TTL_MS);
+      await this.redis?.set(redisKey, JSON.stringify(customer), 'PX', CACHE_TTL_MS).catch(() => undefined);
     }
     this.memory.set(hash, { customer, until: now + CACHE_TTL_MS });
     if (this.memory.size > 100_000) this.memory.clear(); // bounded: a flood of random keys can't grow it

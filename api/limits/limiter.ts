@@ -36,8 +36,6 @@ export class RateLimiter {
   private readonly issuance: RateLimiterAbstract;
   /** customer|month -> requests counted here and not yet written to api_usage */
   private readonly unflushed = new Map<string, number>();
-  /** customer|month counters known to be seeded from api_usage in this process */
-  private readonly seeded = new Set<string>();
   private flushTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -52,9 +50,9 @@ export class RateLimiter {
   }
 
   private create(points: number, duration: number, keyPrefix: string): RateLimiterAbstract {
-    return this.redis
-      ? new RateLimiterRedis({ storeClient: this.redis, points, duration, keyPrefix, useRedisPackage: false })
-      : new RateLimiterMemory({ points, duration, keyPrefix });
+    const memory = new RateLimiterMemory({ points, duration, keyPrefix });
+    // Redis down: count in this process's memory meanwhile rather than fail every request
+    return this.redis ? new RateLimiterRedis({ storeClient: this.redis, points, duration, keyPrefix, insuranceLimiter: memory }) : memory;
   }
 
   private limiterFor(cache: Map<number, RateLimiterAbstract>, points: number, duration: number, prefix: string) {
@@ -130,7 +128,6 @@ export class RateLimiter {
     if (rules.perMonth !== null) {
       const monthly = this.limiterFor(this.perMonth, rules.perMonth, Math.ceil((month.next.getTime() - now) / 1000) + 86_400, `${this.namespace}:month`);
       const key = `${subject.id}:${month.key}`;
-      await this.seed(monthly, key, subject.id, month, now);
       let usedThisMonth: number;
       try {
         usedThisMonth = (await monthly.consume(key)).consumedPoints;
@@ -138,6 +135,8 @@ export class RateLimiter {
         if (!(err instanceof RateLimiterRes)) throw err;
         usedThisMonth = err.consumedPoints;
       }
+      // 1 = a counter the store did not have: the month's first request, or a lost counter
+      if (usedThisMonth === 1) usedThisMonth = await this.restore(monthly, key, subject.id, month, now);
       if (usedThisMonth > rules.perMonth) {
         const retry = Math.ceil((month.next.getTime() - now) / 1000);
         throw new ApiError(429, 'monthly_quota_exceeded', `Monthly quota of ${rules.perMonth} requests used up; it renews on ${month.next.toISOString().slice(0, 10)}.`, {
@@ -155,17 +154,19 @@ export class RateLimiter {
     return { headers };
   }
 
-  private async seed(limiter: RateLimiterAbstract, key: string, customer: string, month: { key: string; next: Date }, now: number) {
-    const seededKey = `${customer}|${month.key}`;
-    if (this.seeded.has(seededKey)) return;
-    const existing = await limiter.get(key);
-    if (existing === null) {
+  /** Puts back the usage api_usage holds for a counter the store had lost; returns the count. */
+  private async restore(limiter: RateLimiterAbstract, key: string, customer: string, month: { key: string; next: Date }, now: number): Promise<number> {
+    try {
       const [row] = await this.sql<{ requests: string }[]>`
         SELECT requests::text FROM api_usage WHERE customer = ${customer} AND month = ${`${month.key}-01`}::date`;
-      const stored = Number(row?.requests ?? 0) + (this.unflushed.get(seededKey) ?? 0);
-      if (stored > 0) await limiter.set(key, stored, Math.ceil((month.next.getTime() - now) / 1000) + 86_400);
+      const stored = Number(row?.requests ?? 0) + (this.unflushed.get(`${customer}|${month.key}`) ?? 0);
+      if (stored === 0) return 1;
+      await limiter.set(key, stored + 1, Math.ceil((month.next.getTime() - now) / 1000) + 86_400);
+      return stored + 1;
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message, customer }, 'monthly usage not restored; counting from here');
+      return 1;
     }
-    this.seeded.add(seededKey);
   }
 
   /** POST /v1/auth/free-key: at most 5 an hour per client address. */

@@ -4,7 +4,7 @@
 // confidence) is worked out per request in api/live/present.ts.
 import type { Sql } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
-import { median, STALE_SECONDS } from '../verification.js';
+import { OUTLIER_LIMIT, outliers, STALE_SECONDS } from '../verification.js';
 
 export interface SourceQuote {
   readonly exchange: string;
@@ -69,7 +69,7 @@ export class LiveSnapshot {
     private readonly log: Logger,
     opts: SnapshotOptions = {},
   ) {
-    this.outlierLimit = opts.outlierLimit ?? 0.05;
+    this.outlierLimit = opts.outlierLimit ?? OUTLIER_LIMIT;
     this.now = opts.now ?? (() => new Date());
   }
 
@@ -138,28 +138,19 @@ export class LiveSnapshot {
     return { ...p, rate: synthetic.price, calculation: 'synthetic', used: [], excluded, time: synthetic.time, synthetic };
   }
 
-  /** Median-of-the-others test with hysteresis; needs three sources to have a majority. */
+  /** The outlier test (api/verification.ts), remembering who is out between refreshes. */
   private excludeOutliers(pair: string, sources: SourceQuote[]): SourceQuote[] {
-    if (sources.length < 3) {
-      for (const s of sources) this.outliers.delete(`${pair}|${s.exchange}`);
-      return [];
-    }
-    const out: SourceQuote[] = [];
+    const key = (s: SourceQuote) => `${pair}|${s.exchange}`;
+    const outIdx = outliers(sources.map((s) => s.price), this.outlierLimit, (i) => this.outliers.has(key(sources[i]!)));
+    const out = outIdx.map((i) => sources[i]!);
     for (const s of sources) {
-      const key = `${pair}|${s.exchange}`;
-      const others = median(sources.filter((o) => o !== s).map((o) => o.price));
-      const deviation = Math.abs(s.price - others) / others;
-      const wasOut = this.outliers.has(key);
-      if (deviation > this.outlierLimit || (wasOut && deviation >= this.outlierLimit / 2)) {
-        out.push(s);
-        if (!wasOut) this.log.warn({ pair, exchange: s.exchange, deviation }, 'source excluded as an outlier');
-        this.outliers.add(key);
-      } else {
-        this.outliers.delete(key);
+      if (!out.includes(s)) this.outliers.delete(key(s));
+      else if (!this.outliers.has(key(s))) {
+        this.outliers.add(key(s));
+        this.log.warn({ pair, exchange: s.exchange }, 'source excluded as an outlier');
       }
     }
-    // never exclude a majority: then it is the market that moved, not the sources
-    return out.length * 2 < sources.length ? out : [];
+    return out;
   }
 
   /** In a process without the pipeline: rebuild whenever a new ingest cycle has been recorded. */

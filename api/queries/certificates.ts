@@ -1,32 +1,38 @@
-// Certificate queries: one certificate per published 5-minute VWAP of a pair.
+// Certificate queries: one certificate per published 5-minute VWAP of a pair, for closed buckets
+// only (a bucket still open would change under its signature).
 import type { Sql } from '../../lib/db/connect.js';
 
-export function certificateList(sql: Sql, pair: string, from: Date, to: Date, limit: number) {
-  return sql<{ bucket: Date; vwap: string }[]>`
-    SELECT bucket, vwap FROM candles
-    WHERE interval = '5m' AND pair = ${pair} AND bucket >= ${from} AND bucket < ${to}
-    ORDER BY bucket DESC
-    LIMIT ${limit}`;
-}
-
-export interface CertificateRow {
+export interface VenueBucketRow {
   bucket: Date;
-  vwap: string;
+  exchange: string;
+  pv: string;
   volume: string;
   trades: string;
-  synthetic_price: string | null;
-  sources: string[];
-  source_prices: string[];
 }
 
-export async function certificateAt(sql: Sql, pair: string, bucket: Date): Promise<CertificateRow | undefined> {
-  const [row] = await sql<CertificateRow[]>`
-    SELECT c.bucket, c.vwap, c.volume, c.trades, c.synthetic_price,
-           array_agg(e.exchange ORDER BY e.exchange) AS sources,
-           array_agg((e.pv / e.volume)::text ORDER BY e.exchange) AS source_prices
-    FROM candles_with_synthetic c
-    JOIN candles_5m_by_exchange e ON e.pair = c.pair AND e.bucket = c.bucket
-    WHERE c.interval = '5m' AND c.pair = ${pair} AND c.bucket = ${bucket}
-    GROUP BY c.bucket, c.vwap, c.volume, c.trades, c.synthetic_price`;
-  return row;
+/** Each venue's 5-minute candle for the newest `limit` closed buckets in [from, to), newest first. */
+export function venueBuckets(sql: Sql, pair: string, from: Date, to: Date, limit: number) {
+  return sql<VenueBucketRow[]>`
+    WITH buckets AS (
+      SELECT DISTINCT bucket FROM candles_5m_by_exchange
+      WHERE pair = ${pair} AND bucket >= ${from} AND bucket < ${to} AND bucket <= now() - INTERVAL '5 minutes'
+      ORDER BY bucket DESC
+      LIMIT ${limit}
+    )
+    SELECT e.bucket, e.exchange, e.pv, e.volume, e.trades
+    FROM candles_5m_by_exchange e JOIN buckets USING (bucket)
+    WHERE e.pair = ${pair}
+    ORDER BY e.bucket DESC, e.exchange`;
+}
+
+/** One closed bucket: each venue's candle and the pair's synthetic price then. */
+export async function certificateAt(sql: Sql, pair: string, bucket: Date) {
+  const venues = await sql<VenueBucketRow[]>`
+    SELECT bucket, exchange, pv, volume, trades FROM candles_5m_by_exchange
+    WHERE pair = ${pair} AND bucket = ${bucket} AND bucket <= now() - INTERVAL '5 minutes'
+    ORDER BY exchange`;
+  if (venues.length === 0) return undefined;
+  const [s] = await sql<{ synthetic_price: string | null }[]>`
+    SELECT synthetic_price FROM candles_with_synthetic WHERE interval = '5m' AND pair = ${pair} AND bucket = ${bucket}`;
+  return { venues, syntheticPrice: s?.synthetic_price ?? null };
 }

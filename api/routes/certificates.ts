@@ -7,7 +7,8 @@ import { notFound, validationError } from '../errors.js';
 import { dayStart, num, parseTimestamp, timestamp } from '../format.js';
 import { knownPair, requireTier, type Operation } from '../operation.js';
 import { canonicalJson } from '../certificates/signer.js';
-import { certificateAt, certificateList } from '../queries/certificates.js';
+import { certificateAt, venueBuckets } from '../queries/certificates.js';
+import { byBucket, certifiedRate } from '../certificates/rate.js';
 import { CERTIFICATE_KEYS_RESPONSE, CERTIFICATE_LIST_RESPONSE, CERTIFICATE_RESPONSE } from '../schemas.js';
 import { DATE, PAIR, parseParams, parseQuery } from '../validate.js';
 import * as v from '../verification.js';
@@ -55,14 +56,14 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const from = q.start ? dayStart(q.start) : new Date(today - 7 * DAY_MS);
     const to = q.end ? new Date(dayStart(q.end).getTime() + DAY_MS) : new Date(today + DAY_MS);
     if (to <= from) throw validationError("'end' must not be before 'start'");
-    const rows = await certificateList(deps.sql, pair.pair, from, to, q.limit);
+    const buckets = [...byBucket(await venueBuckets(deps.sql, pair.pair, from, to, q.limit))];
     ctx.body = {
       pair: pair.pair,
-      count: rows.length,
-      certificates: rows.map((r) => ({
-        timestamp: timestamp(r.bucket),
-        rate: num(r.vwap),
-        certificate_url: `/v1/certificates/${pair.pair}/${encodeURIComponent(timestamp(r.bucket))}`,
+      count: buckets.length,
+      certificates: buckets.map(([bucket, rows]) => ({
+        timestamp: timestamp(bucket),
+        rate: num(certifiedRate(rows).rate),
+        certificate_url: `/v1/certificates/${pair.pair}/${encodeURIComponent(timestamp(bucket))}`,
       })),
     };
   });
@@ -75,13 +76,15 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const at = parseTimestamp(params.timestamp!);
     if (!at) throw validationError("path parameter 'timestamp' must be ISO 8601 with a +00:00 offset, e.g. 2026-11-20T10:05:00+00:00");
     if (at.getTime() % BUCKET_MS !== 0) throw notFound(`Certificates exist for 5-minute bucket starts only; ${params.timestamp} is not one.`);
-    const row = await certificateAt(deps.sql, pair.pair, at);
-    if (!row) throw notFound(`No published rate for ${pair.pair} at ${timestamp(at)}.`);
+    const found = await certificateAt(deps.sql, pair.pair, at);
+    if (!found) throw notFound(`No published rate for ${pair.pair} at ${timestamp(at)} (certificates exist once a 5-minute bucket has closed).`);
 
-    const rate = Number(row.vwap);
-    const synthetic = row.synthetic_price === null ? null : Number(row.synthetic_price);
+    const certified = certifiedRate(found.venues);
+    const rate = certified.rate;
+    const synthetic = found.syntheticPrice === null ? null : Number(found.syntheticPrice);
     const div = v.divergence(rate, synthetic);
-    const prices = row.source_prices.map(Number);
+    const prices = certified.prices;
+    const row = { bucket: at, sources: certified.sources, trades: certified.trades, volume: certified.volume };
     const signedPayload = canonicalJson({ pair: pair.pair, rate: String(num(rate)), sources: row.sources, time: timestamp(row.bucket) });
     const customer = ctx.state.customer!;
     ctx.body = {

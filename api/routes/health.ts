@@ -49,7 +49,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const database = state ? 'ok' : 'error';
     const mode = state?.market ?? deps.config.market;
     ctx.body = {
-      status: database === 'ok' && collectorOk ? 'ok' : 'degraded',
+      status: database === 'ok' && collectorOk && redis !== 'error' ? 'ok' : 'degraded',
       mode,
       timestamp: timestamp(now),
       version: mode === 'simulated' ? `${deps.config.version}+simulated` : deps.config.version,

@@ -9,7 +9,8 @@ import { DATE, PAIR, parseQuery } from '../validate.js';
 import { verificationStatus } from '../verification.js';
 
 const DAY_MS = 86_400_000;
-const MAX_RANGE_DAYS = 366;
+/** Longest range per interval: bounds the rows in one (unpaginated) answer. */
+const MAX_RANGE_DAYS = { '5m': 31, '1h': 366, '1d': 3660 } as const;
 
 const query = {
   type: 'object',
@@ -43,10 +44,13 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const q = parseQuery(query, ctx.query);
     const pair = knownPair(deps, q.pair, 'pair');
     const now = Date.now();
-    const from = q.start ? dayStart(q.start) : new Date(now - DAY_MS);
-    const to = q.end ? new Date(dayStart(q.end).getTime() + DAY_MS) : q.start ? new Date(Math.max(from.getTime() + DAY_MS, now)) : new Date(now);
+    // end: the end of the `end` day; else now (or a day after `start`, whichever is later).
+    // start: the `start` day; else the 24 hours before end.
+    const to = q.end ? new Date(dayStart(q.end).getTime() + DAY_MS) : new Date(q.start ? Math.max(dayStart(q.start).getTime() + DAY_MS, now) : now);
+    const from = q.start ? dayStart(q.start) : new Date(to.getTime() - DAY_MS);
     if (to <= from) throw validationError("'end' must not be before 'start'");
-    if (to.getTime() - from.getTime() > MAX_RANGE_DAYS * DAY_MS) throw validationError(`the range may span at most ${MAX_RANGE_DAYS} days`);
+    const maxDays = MAX_RANGE_DAYS[q.interval as keyof typeof MAX_RANGE_DAYS];
+    if (to.getTime() - from.getTime() > maxDays * DAY_MS) throw validationError(`the range may span at most ${maxDays} days at interval ${q.interval}`);
 
     const rows = await deps.sql<SeriesRow[]>`SELECT * FROM premium_series(${pair.pair}, ${q.interval}, ${from}, ${to})`;
     const points = rows.reduce((n, r) => n + Number(r.data_points), 0);

@@ -1,7 +1,7 @@
 // GET /v1/rates/spread: bid/ask approximated from the newest 5-minute low/high, against the
 // synthetic cross-rate (sql/views/70_spread_inputs.sql). Not order-book depth, and it says so.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
-import { notFound } from '../errors.js';
+import { notFound, unavailable } from '../errors.js';
 import { num, round, timestamp } from '../format.js';
 import { knownPair, requireTier, type Operation } from '../operation.js';
 import { SPREAD_RESPONSE } from '../schemas.js';
@@ -15,8 +15,7 @@ export const operations: Operation[] = [
 ];
 
 /** Words for a premium in percent; "near parity" within half the verified threshold. */
-export function interpretPremium(pct: number | null, quote: string): string {
-  if (pct === null) return 'no synthetic price available';
+export function interpretPremium(pct: number, quote: string): string {
   const t = thresholdsFor(quote);
   const size = Math.abs(pct);
   if (size <= t.verified / 4) return 'near parity';
@@ -36,12 +35,13 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const bid = Number(overall.bid);
     const ask = Number(overall.ask);
     const mid = (bid + ask) / 2;
-    const synthetic = deps.snapshot.get(pair.pair)?.synthetic?.price ?? null;
-    const premiumPct = synthetic ? ((mid - synthetic) / synthetic) * 100 : null;
+    const synthetic = deps.snapshot.get(pair.pair)?.synthetic?.price;
+    if (!synthetic) throw unavailable(`No synthetic price for ${pair.pair} yet (its USDT pair or FX rate is missing); retry shortly.`, 60);
+    const premiumPct = ((mid - synthetic) / synthetic) * 100;
     const sources = rows
       .filter((r) => r.exchange !== null)
       .map((r) => ({ exchange: r.exchange!, bid: num(r.bid)!, ask: num(r.ask)! }));
-    if (synthetic) sources.push({ exchange: 'synthetic', bid: num(synthetic)!, ask: num(synthetic)! });
+    sources.push({ exchange: 'synthetic', bid: num(synthetic)!, ask: num(synthetic)! });
     ctx.body = {
       pair: pair.pair,
       bid: num(bid),
@@ -51,8 +51,8 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       spread_bps: round(((ask - bid) / mid) * 10_000, 2),
       synthetic: { price: num(synthetic), source: `${pair.base}/USDT VWAP x USD/${pair.quote} (median of fresh FX sources)` },
       premium: {
-        absolute: synthetic ? num(mid - synthetic) : null,
-        pct: premiumPct === null ? null : round(premiumPct, 4),
+        absolute: num(mid - synthetic),
+        pct: round(premiumPct, 4),
         interpretation: interpretPremium(premiumPct, pair.quote),
       },
       timestamp: timestamp(overall.bucket),

@@ -27,7 +27,8 @@ describe('certificates', () => {
   it('list one certificate per 5-minute VWAP, newest first, with download paths', async () => {
     const res = await t.get('/v1/certificates/BTCNGN?limit=1000', t.keys.enterprise);
     expect(res.status).toBe(200);
-    const buckets = ref.candles(t.trades.filter((x) => x.pair === 'BTCNGN'), '5m');
+    // closed buckets only: the one still open would change under its signature
+    const buckets = ref.candles(t.trades.filter((x) => x.pair === 'BTCNGN'), '5m').filter((c) => c.bucket + 300_000 <= Date.now());
     expect(res.body.count).toBe(buckets.length);
     const newest = buckets.at(-1)!;
     expect(ref.closeTo(res.body.certificates[0].rate, newest.vwap, 1e-10)).toBe(true);
@@ -62,6 +63,12 @@ describe('certificates', () => {
     expect(crypto.verify(null, Buffer.from(cert.audit.signed_payload), publicKey, Buffer.from(cert.audit.ed25519_signature, 'base64'))).toBe(true);
     const tampered = cert.audit.signed_payload.replace(payload.rate, String(Number(payload.rate) + 1));
     expect(crypto.verify(null, Buffer.from(tampered), publicKey, Buffer.from(cert.audit.ed25519_signature, 'base64'))).toBe(false);
+  });
+
+  it('are not issued for the bucket still open', async () => {
+    const open = new Date(Math.floor(Date.now() / 300_000) * 300_000).toISOString().replace('.000Z', '%2B00:00');
+    const res = await t.get(`/v1/certificates/BTCNGN/${open}`, t.keys.enterprise);
+    expect(res.status).toBe(404);
   });
 
   it('answers 404 for a time without a published rate', async () => {

@@ -183,12 +183,13 @@ describe('GET /v1/rates/historical', () => {
 
 describe('GET /v1/rates/eod', () => {
   it('returns the UTC day snapshot, 404 not_found without data', async () => {
-    const day = new Date(t.start.getTime() + 86_400_000).toISOString().slice(0, 10);
+    const day = t.start.toISOString().slice(0, 10); // a day that has ended
     const res = await t.get(`/v1/rates/eod?pair=BTCNGN&date=${day}`, free);
     expectShape(res, '/v1/rates/eod');
     const expected = ref.candles(t.trades.filter((x) => x.pair === 'BTCNGN'), '1d').find((c) => new Date(c.bucket).toISOString().startsWith(day))!;
     expect(res.body).toMatchObject({ date: day, pair: 'BTCNGN', open: expected.open, close: expected.close, high: expected.high, low: expected.low });
     expectError(await t.get('/v1/rates/eod?pair=BTCNGN&date=2020-01-01', free), 404, 'not_found');
+    expectError(await t.get(`/v1/rates/eod?pair=BTCNGN&date=${today()}`, free), 404, 'not_found'); // not over yet
   });
 });
 
@@ -259,8 +260,11 @@ describe('pairs, status, health', () => {
 });
 
 describe('errors and documents', () => {
-  it('unknown routes are 404 not_found in the error shape', async () => {
+  it('unknown routes are 404 not_found, wrong methods 405, in the error shape', async () => {
     expectError(await t.get('/v1/nothing-here', free), 404, 'not_found');
+    const res = await t.post('/v1/rates/live', {}, { 'X-API-Key': free });
+    expectError(res, 405, 'method_not_allowed');
+    expect(res.headers.get('x-ratelimit-limit')).toBe('10');
   });
 
   it('serves an OpenAPI 3.1 document naming every endpoint', async () => {

@@ -102,3 +102,19 @@ describe('Redis', () => {
     }
   });
 });
+
+describe('Redis down', () => {
+  it('keeps serving (limits counted in memory meanwhile) and says so in health', async () => {
+    const t = await startTestApi({ db, now, namespace: `down-${Date.now()}`, redisUrl: 'redis://127.0.0.1:1' });
+    try {
+      const key = t.keys.builder;
+      const res = await t.get('/v1/pairs', key);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-ratelimit-remaining')).toBe('29');
+      const health = await t.get('/v1/health');
+      expect(health.body).toMatchObject({ status: 'degraded', services: { redis: 'error' } });
+    } finally {
+      await t.close();
+    }
+  });
+});

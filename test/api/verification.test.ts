@@ -49,6 +49,12 @@ describe('confidence', () => {
     for (let a = 7200; a > 0; a -= 300) expect(confidence({ ...base, ageSeconds: a - 300 })).toBeGreaterThanOrEqual(confidence({ ...base, ageSeconds: a }));
   });
 
+  it('never drops when an agreeing source (within 0.5%) is added', () => {
+    for (let n = 1; n < 6; n++) {
+      expect(confidence({ ...base, sources: n + 1, dispersion: 0.005 })).toBeGreaterThanOrEqual(confidence({ ...base, sources: n, dispersion: 0 }));
+    }
+  });
+
   it('measures dispersion as (max - min) / mean', () => {
     expect(dispersion([100])).toBe(0);
     expect(dispersion([99, 101])).toBeCloseTo(0.02, 12);

@@ -61,6 +61,8 @@ export interface TestApiOptions {
   /** hours of history ending now (default 6) */
   readonly hours?: number;
   readonly withRedis?: boolean;
+  /** another Redis than 127.0.0.1:6379 (e.g. one that is down) */
+  readonly redisUrl?: string;
   readonly db?: Database;
   readonly namespace?: string;
   readonly env?: Record<string, string>;
@@ -96,7 +98,8 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
   const varDir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-api-'));
   const config = loadConfig({ AFRATES_VAR_DIR: varDir, LOG_LEVEL: 'silent', ...opts.env });
   const namespace = opts.namespace ?? `t${crypto.randomBytes(4).toString('hex')}`;
-  const redis = opts.withRedis ? new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 }) : null;
+  const redis = opts.withRedis || opts.redisUrl ? new Redis(opts.redisUrl ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 1, enableOfflineQueue: false }) : null;
+  redis?.on('error', () => {}); // a Redis that is down is the test's subject, not a crash
   const deps = await buildDeps(config, testLog, db.sql, { redis, namespace, now: opts.now });
   await deps.snapshot.refresh();
   const api = await startApi(deps, '127.0.0.1', 0);
