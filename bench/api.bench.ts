@@ -1,0 +1,365 @@
+// Requests/s and p50/p99 latency of the real API (every middleware: request id, metrics, errors,
+// CORS, compression, body parser, key authentication, rate limiter), started as the tests start it
+// (test/support/api.ts), beside a bare Koa route measured the same way in the same run.
+//
+// Routes: GET /v1/rates/live?pairs=BTCNGN,ETHNGN,USDTNGN and GET /v1/rates/markets (served from
+// the in-memory snapshot), and a 10,000-candle page of GET /v1/rates/historical (5m, one pair, from
+// the database: ~37 days of trades for BTCNGN and BTCUSDT inserted with insertTrades and refreshed).
+//
+// Client: closed loop in this process over node:http with a keep-alive Agent; each of
+// `concurrency` workers sends its next request as soon as the previous one is answered. Client and
+// server share the machine's cores. Enterprise keys (10,000 requests a minute each) are rotated so
+// that no key serves more than 5,000 requests: the limiter stays in the path but never says 429.
+//
+// Run: node_modules/.bin/tsx bench/api.bench.ts   (or `make bench`)
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import zlib from 'node:zlib';
+import Koa from 'koa';
+import { refreshAggregates } from '../lib/db/refresh.js';
+import { insertFxRates, insertTrades } from '../pipeline/store.js';
+import { startTestApi, type TestApi } from '../test/support/api.js';
+import { generateFx, generateTrades } from '../test/support/market.js';
+import { check, fmt, header, machine, percentile, round, since, table } from './support.js';
+
+const DAY = 86_400_000;
+const SMALL_CONCURRENCY = 16;
+const SMALL_WARMUP_MS = 1_000;
+const SMALL_DURATION_MS = 5_000;
+/** A bound on any one timed phase, whatever the machine. */
+const MAX_REQUESTS_PER_PHASE = 100_000;
+const PAGE_CONCURRENCY = 2;
+/** The page costs seconds of database time (see README): up to 30 requests or 35 s, whichever ends first. */
+const PAGE_REQUESTS = 30;
+const PAGE_MAX_MS = 35_000;
+const PAGE_ROWS = 10_000;
+const HISTORY_DAYS = 37;
+const HISTORY_PER_HOUR = 30; // per venue: ~5 trades per 5-minute bucket for BTCNGN (two venues)
+const REQUESTS_PER_KEY = 5_000;
+/** What fetch, curl --compressed and browsers send; the page is also measured without it. */
+const GZIP = { 'Accept-Encoding': 'gzip' };
+
+interface Reply {
+  status: number;
+  bytes: number;
+  body?: Buffer;
+  encoding?: string;
+}
+
+function get(agent: http.Agent, base: URL, path: string, headers: Record<string, string>, keepBody = false): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: base.hostname, port: base.port, path, method: 'GET', agent, headers }, (res) => {
+      let bytes = 0;
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => {
+        bytes += c.length;
+        if (keepBody) chunks.push(c);
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, body: keepBody ? Buffer.concat(chunks) : undefined, encoding: res.headers['content-encoding'] }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Enterprise keys issued through the real KeyStore, each handed out for at most REQUESTS_PER_KEY requests. */
+class KeyPool {
+  private readonly keys: string[] = [];
+  private used = 0;
+  issued = 0;
+  constructor(private readonly api: TestApi) {}
+
+  /** Makes sure `requests` more requests can be served without a key going over its share. */
+  async reserve(requests: number): Promise<void> {
+    const needed = Math.ceil((this.used + requests) / REQUESTS_PER_KEY);
+    while (this.keys.length < needed) {
+      const { apiKey } = await this.api.api.deps.keys.issue({ tier: 'enterprise', customerName: `bench ${this.keys.length}` });
+      this.keys.push(apiKey);
+      this.issued++;
+    }
+  }
+
+  take(): string {
+    const key = this.keys[Math.floor(this.used / REQUESTS_PER_KEY)];
+    if (!key) throw new Error('key pool exhausted (reserve() too little)');
+    this.used++;
+    return key;
+  }
+}
+
+interface Phase {
+  readonly name: string;
+  readonly base: URL;
+  readonly path: string;
+  readonly headers: Record<string, string>;
+  readonly keys: KeyPool | null;
+  readonly concurrency: number;
+  /** warm-up (none: already warm), then the timed part; each ends at `ms` or after `requests`, whichever comes first */
+  readonly warmup: Limits | null;
+  readonly timed: Limits;
+}
+
+interface Limits {
+  readonly ms?: number;
+  readonly requests?: number;
+}
+
+interface PhaseResult {
+  readonly name: string;
+  readonly concurrency: number;
+  readonly requests: number;
+  readonly seconds: number;
+  readonly rps: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+  readonly bytes: number;
+  readonly encoding: string;
+  /** the longest event-loop stall during the timed part (server, database and client share the loop) */
+  readonly loopMaxMs: number;
+  readonly non200: Record<string, number>;
+  readonly errors: number;
+  readonly cappedAt: boolean;
+}
+
+async function run(phase: Phase, part: Limits, agent: http.Agent) {
+  const latencies: number[] = [];
+  const non200: Record<string, number> = {};
+  let errors = 0;
+  let started = 0;
+  let bytes = 0;
+  let encoding = 'identity';
+  const limit = part.requests ?? MAX_REQUESTS_PER_PHASE;
+  await phase.keys?.reserve(limit);
+  const t0 = performance.now();
+  const deadline = part.ms !== undefined ? t0 + part.ms : Infinity;
+  const worker = async () => {
+    while (started < limit && performance.now() < deadline) {
+      started++;
+      const headers = phase.keys ? { ...phase.headers, 'X-API-Key': phase.keys.take() } : phase.headers;
+      const r0 = performance.now();
+      try {
+        const reply = await get(agent, phase.base, phase.path, headers);
+        latencies.push(since(r0));
+        bytes = reply.bytes;
+        encoding = reply.encoding ?? 'identity';
+        if (reply.status !== 200) non200[reply.status] = (non200[reply.status] ?? 0) + 1;
+      } catch {
+        errors++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: phase.concurrency }, worker));
+  return { latencies, non200, errors, seconds: since(t0) / 1000, bytes, encoding, capped: started >= limit && part.requests === undefined };
+}
+
+async function measure(phase: Phase): Promise<PhaseResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: phase.concurrency });
+  try {
+    const warm = phase.warmup ? await run(phase, phase.warmup, agent) : { non200: {}, errors: 0 };
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    const timed = await run(phase, phase.timed, agent);
+    loop.disable();
+    const non200: Record<string, number> = { ...warm.non200 };
+    for (const [s, n] of Object.entries(timed.non200)) non200[s] = (non200[s] ?? 0) + n;
+    const result: PhaseResult = {
+      name: phase.name,
+      concurrency: phase.concurrency,
+      requests: timed.latencies.length,
+      seconds: timed.seconds,
+      rps: timed.latencies.length / timed.seconds,
+      p50: percentile(timed.latencies, 50),
+      p99: percentile(timed.latencies, 99),
+      max: Math.max(...timed.latencies),
+      bytes: timed.bytes,
+      encoding: timed.encoding,
+      loopMaxMs: loop.max / 1e6,
+      non200,
+      errors: warm.errors + timed.errors,
+      cappedAt: timed.capped,
+    };
+    console.log(`  ${phase.name}: ${fmt(result.requests)} requests in ${fmt(result.seconds)} s`);
+    return result;
+  } finally {
+    agent.destroy();
+  }
+}
+
+/** The baseline: Koa with one middleware answering a small JSON object, on node:http. */
+async function startBareKoa(): Promise<{ base: URL; close: () => Promise<void> }> {
+  const app = new Koa();
+  app.use(async (ctx) => {
+    ctx.body = { ok: true, time: new Date().toISOString(), rate: 1530.25 };
+  });
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    base: new URL(`http://127.0.0.1:${port}`),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}
+
+/** ~37 days of BTCNGN (luno, quidax) and BTCUSDT (binance) trades ending a day before the seeded market, plus FX. */
+async function seedHistory(t: TestApi): Promise<{ start: Date; trades: number; insertMs: number; refreshMs: number }> {
+  const end = new Date(Math.floor(t.start.getTime() / DAY) * DAY - DAY);
+  const start = new Date(end.getTime() - HISTORY_DAYS * DAY);
+  const trades = generateTrades({ seed: 23, start, hours: HISTORY_DAYS * 24, listings: { BTCNGN: ['luno', 'quidax'], BTCUSDT: ['binance'] }, tradesPerHour: HISTORY_PER_HOUR });
+  let t0 = performance.now();
+  const stored = await insertTrades(t.db.sql, trades);
+  const insertMs = since(t0);
+  check(stored.inserted === trades.length, `history: inserted ${stored.inserted} of ${trades.length}`);
+  await insertFxRates(t.db.sql, generateFx(start, HISTORY_DAYS * 24));
+  t0 = performance.now();
+  await refreshAggregates(t.db.sql, stored.from, stored.to);
+  return { start, trades: trades.length, insertMs, refreshMs: since(t0) };
+}
+
+const day = (d: Date) => d.toISOString().slice(0, 10);
+
+async function main(): Promise<void> {
+  const m = machine();
+  header('api: closed-loop HTTP load against the real API and a bare Koa route', [
+    `client and server run in ONE process and share the ${m.cpus} cores: figures are for the pair, not the server alone`,
+    `small routes: concurrency ${SMALL_CONCURRENCY}, ${SMALL_WARMUP_MS / 1000} s warm-up, ${SMALL_DURATION_MS / 1000} s timed, Accept-Encoding: gzip (compressed above 2 KB)`,
+    `10k page: 2 single requests first (plain, gzip: sizes, checks, warm-up), then concurrency ${PAGE_CONCURRENCY} with gzip for ${PAGE_REQUESTS} requests or ${PAGE_MAX_MS / 1000} s, whichever ends first`,
+    `keys: enterprise, rotated every ${REQUESTS_PER_KEY} requests (limit 10,000/min per key); the rate limiter (in memory) stays in the path`,
+    'database: embedded TimescaleDB (PGlite, in memory, single connection) in the same process',
+  ]);
+
+  const t0 = performance.now();
+  const t = await startTestApi({ hours: 6 });
+  const bare = await startBareKoa();
+  try {
+    const seeded = performance.now();
+    const history = await seedHistory(t);
+    console.log(`  setup: API up with 6 h of market in ${fmt((seeded - t0) / 1000)} s; history ${fmt(history.trades)} trades inserted in ${fmt(history.insertMs / 1000)} s, refreshed in ${fmt(history.refreshMs / 1000)} s`);
+
+    const pageStart = history.start;
+    const pageEnd = new Date(pageStart.getTime() + (HISTORY_DAYS - 2) * DAY); // 36 days inclusive: 10,368 buckets
+    const [have] = await t.db.sql<{ n: string }[]>`
+      SELECT count(*)::text AS n FROM candles WHERE interval = '5m' AND pair = 'BTCNGN' AND bucket >= ${pageStart} AND bucket < ${new Date(pageEnd.getTime() + DAY)}`;
+    check(Number(have!.n) >= PAGE_ROWS, `only ${have!.n} BTCNGN 5m candles between ${day(pageStart)} and ${day(pageEnd)}`);
+    const pagePath = `/v1/rates/historical?pair=BTCNGN&interval=5m&limit=${PAGE_ROWS}&start=${day(pageStart)}&end=${day(pageEnd)}`;
+
+    const apiBase = new URL(t.api.url);
+    const keys = new KeyPool(t);
+
+    // The page once, outside the timing: 10,000 rows, and its size with and without gzip.
+    await keys.reserve(2);
+    const probeAgent = new http.Agent({ keepAlive: false });
+    let p0 = performance.now();
+    const plain = await get(probeAgent, apiBase, pagePath, { 'X-API-Key': keys.take() }, true);
+    const plainMs = since(p0);
+    check(plain.status === 200, `historical page answered ${plain.status}: ${plain.body?.toString().slice(0, 300)}`);
+    const page = JSON.parse(plain.body!.toString()) as { data: unknown[]; meta: { row_count: number; has_more: boolean } };
+    check(page.data.length === PAGE_ROWS && page.meta.row_count === PAGE_ROWS, `historical page holds ${page.data.length} rows, not ${PAGE_ROWS}`);
+    p0 = performance.now();
+    const gz = await get(probeAgent, apiBase, pagePath, { 'X-API-Key': keys.take(), ...GZIP }, true);
+    const gzMs = since(p0);
+    check(gz.status === 200 && gz.encoding === 'gzip', `gzip page: status ${gz.status}, encoding ${gz.encoding}`);
+    const unzipped = JSON.parse(zlib.gunzipSync(gz.body!).toString()) as { data: unknown[] };
+    check(unzipped.data.length === PAGE_ROWS, `the gzip page unzips to ${unzipped.data.length} rows, not ${PAGE_ROWS}`);
+    probeAgent.destroy();
+    const synthetic = (page.data as { verification: { synthetic_price: number | null } }[]).filter((c) => c.verification.synthetic_price !== null).length;
+
+    const small = (name: string, base: URL, path: string, keyed: boolean): Phase => ({
+      name,
+      base,
+      path,
+      headers: GZIP,
+      keys: keyed ? keys : null,
+      concurrency: SMALL_CONCURRENCY,
+      warmup: { ms: SMALL_WARMUP_MS },
+      timed: { ms: SMALL_DURATION_MS },
+    });
+    const pagePhase = (name: string, headers: Record<string, string>): Phase => ({
+      name,
+      base: apiBase,
+      path: pagePath,
+      headers,
+      keys,
+      concurrency: PAGE_CONCURRENCY,
+      warmup: null, // the two probe requests above warmed it
+      timed: { requests: PAGE_REQUESTS, ms: PAGE_MAX_MS },
+    });
+    const phases: Phase[] = [
+      small('bare Koa (1 middleware)', bare.base, '/', false),
+      small('GET /v1/rates/live (3 pairs)', apiBase, '/v1/rates/live?pairs=BTCNGN,ETHNGN,USDTNGN', true),
+      small('GET /v1/rates/markets', apiBase, '/v1/rates/markets', true),
+      pagePhase('GET /v1/rates/historical 10k x 5m', GZIP),
+    ];
+    const results: PhaseResult[] = [];
+    for (const phase of phases) results.push(await measure(phase));
+    console.log('');
+
+    console.log(
+      table([
+        ['route', 'conc', 'requests', 'seconds', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'bytes/resp', 'encoding', 'loop stall ms', 'non-200', 'errors'],
+        ...results.map((r) => [
+          r.name + (r.cappedAt ? ' (capped)' : ''),
+          r.concurrency,
+          r.requests,
+          r.seconds,
+          r.rps,
+          r.p50,
+          r.p99,
+          r.max,
+          r.bytes,
+          r.encoding,
+          r.loopMaxMs,
+          Object.keys(r.non200).length ? Object.entries(r.non200).map(([s, n]) => `${s}x${n}`).join(' ') : '0',
+          r.errors,
+        ]),
+      ]),
+    );
+    console.log('');
+    console.log('loop stall: the longest event-loop delay while timing; the embedded database runs each query on this thread,');
+    console.log('  so one long query stalls every request of the process (and this client) for its duration');
+    console.log(`10k page: ${fmt(PAGE_ROWS)} rows (has_more ${page.meta.has_more}, ${fmt(synthetic)} with a synthetic price)`);
+    console.log(`  size: ${fmt(plain.bytes)} bytes plain, ${fmt(gz.bytes)} bytes gzip (${fmt((gz.bytes / plain.bytes) * 100)} %)`);
+    console.log(`  one request alone (no other load): ${fmt(plainMs)} ms plain, ${fmt(gzMs)} ms gzip`);
+    if (results.some((r) => r.requests < 100)) console.log('  (fewer than 100 timed requests: p99 is the slowest one)');
+    console.log(`keys issued: ${keys.issued} enterprise (at most ${REQUESTS_PER_KEY} requests each)`);
+    console.log('');
+
+    const json = {
+      bench: 'api',
+      at: new Date().toISOString(),
+      machine: m,
+      page: { rows: PAGE_ROWS, bytes: plain.bytes, gzip_bytes: gz.bytes, single_ms: round(plainMs), single_gzip_ms: round(gzMs) },
+      routes: Object.fromEntries(
+        results.map((r) => [
+          r.name,
+          { concurrency: r.concurrency, requests: r.requests, rps: round(r.rps, 1), p50_ms: round(r.p50), p99_ms: round(r.p99), max_ms: round(r.max), bytes: r.bytes, encoding: r.encoding, loop_stall_ms: round(r.loopMaxMs), non200: r.non200, errors: r.errors },
+        ]),
+      ),
+    };
+    console.log(JSON.stringify(json));
+
+    const bad = results.filter((r) => Object.keys(r.non200).length > 0 || r.errors > 0);
+    check(bad.length === 0, `non-200 answers or socket errors in: ${bad.map((r) => r.name).join(', ')}`);
+  } finally {
+    await bare.close();
+    await t.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

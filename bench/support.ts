@@ -1,0 +1,69 @@
+// Helpers shared by the benchmarks (not a benchmark itself: `make bench` runs bench/*.bench.ts only).
+import os from 'node:os';
+
+/** Plain-text table: the first row is the header; columns are padded, numbers right-aligned. */
+export function table(rows: readonly (readonly (string | number)[])[]): string {
+  const cells = rows.map((r) => r.map((c) => (typeof c === 'number' ? fmt(c) : c)));
+  const widths: number[] = [];
+  for (const r of cells) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
+  const numeric = (i: number) => rows.slice(1).every((r) => typeof r[i] === 'number' || r[i] === '-' || /^[\d.,]+( \w+)?$/.test(String(r[i])));
+  const line = (r: string[]) => r.map((c, i) => (i > 0 && numeric(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  const out = [line(cells[0]!), widths.map((w) => '-'.repeat(w)).join('  ')];
+  for (const r of cells.slice(1)) out.push(line(r));
+  return out.join('\n');
+}
+
+/** A number for a table: thousands separated, 1 decimal below 100, none above. */
+export function fmt(n: number): string {
+  if (!Number.isFinite(n)) return String(n);
+  if (Number.isInteger(n)) return n.toLocaleString('en-US');
+  const digits = Math.abs(n) >= 100 ? 0 : Math.abs(n) >= 10 ? 1 : 2;
+  return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+/** Rounds for the JSON line (3 significant decimals is plenty for comparisons). */
+export function round(n: number, decimals = 2): number {
+  const f = 10 ** decimals;
+  return Math.round(n * f) / f;
+}
+
+/** Nearest-rank percentile of a list of numbers (p in 0..100). */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
+  return sorted[rank - 1]!;
+}
+
+export function median(values: readonly number[]): number {
+  return percentile(values, 50);
+}
+
+export function machine(): { cpus: number; cpu: string; node: string; platform: string; memGb: number } {
+  return {
+    cpus: os.availableParallelism?.() ?? os.cpus().length,
+    cpu: os.cpus()[0]?.model.trim() ?? 'unknown',
+    node: process.version,
+    platform: `${os.platform()} ${os.arch()}`,
+    memGb: Math.round(os.totalmem() / 2 ** 30),
+  };
+}
+
+export function header(title: string, lines: string[]): void {
+  const m = machine();
+  console.log(`# ${title}`);
+  console.log(`# ${new Date().toISOString()}  node ${m.node}  ${m.platform}  ${m.cpus} cores (${m.cpu})  ${m.memGb} GB`);
+  for (const l of lines) console.log(`# ${l}`);
+  console.log('');
+}
+
+/** Milliseconds since `t0` (performance.now()). */
+export const since = (t0: number) => performance.now() - t0;
+
+/** Fails the benchmark (exit 1) on a broken invariant, after printing why. */
+export function check(ok: boolean, message: string): asserts ok {
+  if (!ok) {
+    console.error(`benchmark check failed: ${message}`);
+    throw new Error(message);
+  }
+}
