@@ -26,14 +26,11 @@ export interface CandlePageQuery {
 
 /** Up to limit + 1 candles, so the caller knows whether there is another page. */
 export function candlePage(sql: Sql, q: CandlePageQuery) {
+  // strictly after the cursor: buckets start on whole minutes, so one millisecond later will do
+  const from = q.after ? new Date(Math.max(q.after.getTime() + 1, q.from.getTime())) : q.from;
   return sql<CandleRow[]>`
     SELECT bucket, pair, quote, open, high, low, close, vwap, volume, synthetic_price
-    FROM candles_with_synthetic
-    WHERE interval = ${q.interval} AND pair = ${q.pair}
-      AND bucket >= ${q.from} AND bucket < ${q.to}
-      AND (${q.after}::timestamptz IS NULL OR bucket > ${q.after})
-    ORDER BY bucket
-    LIMIT ${q.limit + 1}`;
+    FROM candles_with_synthetic(${q.interval}, ${q.pair}, ${from}, ${q.to}, ${q.limit + 1})`;
 }
 
 export interface VenuePriceRow {

@@ -33,6 +33,6 @@ export async function certificateAt(sql: Sql, pair: string, bucket: Date) {
     ORDER BY exchange`;
   if (venues.length === 0) return undefined;
   const [s] = await sql<{ synthetic_price: string | null }[]>`
-    SELECT synthetic_price FROM candles_with_synthetic WHERE interval = '5m' AND pair = ${pair} AND bucket = ${bucket}`;
+    SELECT synthetic_price FROM candles_with_synthetic('5m', ${pair}, ${bucket}, ${new Date(bucket.getTime() + 300_000)})`;
   return { venues, syntheticPrice: s?.synthetic_price ?? null };
 }

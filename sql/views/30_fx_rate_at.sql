@@ -1,9 +1,10 @@
 -- fx_rate_at(currency, at): units of `currency` per 1 USD in force at `at`.
 -- Each source's newest observation at or before `at` counts if the source itself updated it within
 -- the last 36 hours (ExchangeRate-API's open endpoint updates daily; 36 h allows for its delay);
--- the rate is the median of those. With no fresh source, the newest observation of any source is
--- used and `fresh_sources` is 0 (the API flags that as fx_stale).
--- Called by: candles_with_synthetic, synthetic_live, index functions.
+-- the rate is the median of those. A fresh observation was also observed within those 36 hours,
+-- so only they are read. With no fresh source, the newest observation (within 30 days) is used
+-- and `fresh_sources` is 0 (the API flags that as fx_stale).
+-- Called by: candles_with_synthetic, synthetic_at, index_acli.
 DROP FUNCTION IF EXISTS fx_rate_at(text, timestamptz) CASCADE;
 
 CREATE FUNCTION fx_rate_at(p_currency text, p_at timestamptz,
@@ -12,7 +13,7 @@ LANGUAGE sql STABLE AS $$
   WITH latest AS (
     SELECT DISTINCT ON (source) source, units_per_usd, source_updated_at
     FROM fx_rates
-    WHERE currency = p_currency AND time <= p_at AND time > p_at - INTERVAL '30 days'
+    WHERE currency = p_currency AND time <= p_at AND time > p_at - INTERVAL '36 hours'
     ORDER BY source, time DESC
   ),
   fresh AS (
@@ -28,10 +29,11 @@ LANGUAGE sql STABLE AS $$
     WHERE n IN ((total + 1) / 2, (total + 2) / 2)
     HAVING count(*) > 0
     UNION ALL
-    SELECT units_per_usd, source_updated_at, 0
-    FROM latest
-    WHERE NOT EXISTS (SELECT 1 FROM fresh)
-    ORDER BY 2 DESC
-    LIMIT 1
+    (SELECT units_per_usd, source_updated_at, 0
+     FROM fx_rates
+     WHERE currency = p_currency AND time <= p_at AND time > p_at - INTERVAL '30 days'
+       AND NOT EXISTS (SELECT 1 FROM fresh)
+     ORDER BY time DESC
+     LIMIT 1)
   ) AS pick
 $$;

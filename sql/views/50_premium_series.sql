@@ -13,9 +13,8 @@ LANGUAGE sql STABLE AS $$
                                      ELSE INTERVAL '1 day' END, bucket) AS b,
          avg(premium_pct), max(premium_pct), min(premium_pct),
          avg(vwap), avg(synthetic_price), count(*)
-  FROM candles_with_synthetic
-  WHERE interval = '5m' AND pair = p_pair AND bucket >= p_from AND bucket < p_to
-    AND synthetic_price IS NOT NULL
+  FROM candles_with_synthetic('5m', p_pair, p_from, p_to)
+  WHERE synthetic_price IS NOT NULL
   GROUP BY b
   ORDER BY b
 $$;

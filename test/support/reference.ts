@@ -58,17 +58,15 @@ export function candles(trades: readonly TradeRow[], interval: Interval, byExcha
 /** USD/currency at `at`: median of each source's newest observation, if updated within 36 h. */
 export function fxAt(fx: readonly FxRow[], currency: string, at: number): number | null {
   const newest = new Map<string, FxRow>();
+  let latest: FxRow | undefined;
   for (const r of fx) {
     if (r.currency !== currency || r.time.getTime() > at || r.time.getTime() <= at - 30 * WIDTH['1d']) continue;
     const seen = newest.get(r.source);
     if (!seen || r.time > seen.time) newest.set(r.source, r);
+    if (!latest || r.time > latest.time) latest = r;
   }
-  const all = [...newest.values()];
-  const fresh = all.filter((r) => r.sourceUpdatedAt.getTime() >= at - 36 * WIDTH['1h']).map((r) => r.unitsPerUsd);
-  if (fresh.length === 0) {
-    const latest = all.sort((a, b) => b.sourceUpdatedAt.getTime() - a.sourceUpdatedAt.getTime())[0];
-    return latest ? latest.unitsPerUsd : null;
-  }
+  const fresh = [...newest.values()].filter((r) => r.sourceUpdatedAt.getTime() >= at - 36 * WIDTH['1h']).map((r) => r.unitsPerUsd);
+  if (fresh.length === 0) return latest ? latest.unitsPerUsd : null;
   fresh.sort((a, b) => a - b);
   const mid = Math.floor(fresh.length / 2);
   return fresh.length % 2 ? fresh[mid]! : (fresh[mid - 1]! + fresh[mid]!) / 2;
@@ -79,10 +77,10 @@ export function splitPair(pair: string): { base: string; quote: string } {
   return { base: pair.slice(0, pair.length - quote.length), quote };
 }
 
-/** Synthetic price of a public pair's candle: VWAP(BASE/USDT, same bucket) x USD/QUOTE at bucket. */
+/** Synthetic price of a candle: VWAP(BASE/USDT, same bucket) x USD/QUOTE at the start of its hour. */
 export function synthetic(all: readonly RefCandle[], fx: readonly FxRow[], c: RefCandle): number | null {
   const { base, quote } = splitPair(c.pair);
-  const rate = fxAt(fx, quote, c.bucket);
+  const rate = fxAt(fx, quote, Math.floor(c.bucket / WIDTH['1h']) * WIDTH['1h']);
   if (rate === null) return null;
   if (base === 'USDT' || base === 'USDC') return rate;
   const usdt = all.find((u) => u.pair === `${base}USDT` && u.bucket === c.bucket);
