@@ -8,6 +8,7 @@ import type { AppDeps, AppState } from './context.js';
 import { ApiError } from './errors.js';
 import { authenticate, requireKey } from './middleware/auth.js';
 import { renderErrors } from './middleware/errors.js';
+import { serializeJson } from './middleware/json.js';
 import { measure } from './middleware/metrics.js';
 import { rateLimit } from './middleware/rateLimit.js';
 import { requestId } from './middleware/requestId.js';
@@ -37,6 +38,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(renderErrors());
   app.use(cors({ allowMethods: ['GET', 'POST', 'OPTIONS'], exposeHeaders: ['X-Afrates-Data', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id', 'X-Quota-Limit', 'X-Quota-Remaining'] }));
   app.use(compress({ threshold: 2048 }));
+  app.use(serializeJson());
   app.use(authenticate(deps.keys, deps.config.gatewaySecret));
   app.use(rateLimit(deps.limiter, NOT_LIMITED));
   app.use(requireKey(NO_KEY));

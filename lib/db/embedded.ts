@@ -1,12 +1,11 @@
 // The embedded TimescaleDB: PGlite (WASM PostgreSQL 17 + TimescaleDB) served on a loopback port, so
-// the same `postgres` driver code talks to it and to a real server. Limits are in
+// the same `postgres` driver code talks to it and to a real server. It runs in a worker thread
+// (embedded-worker.ts) so its queries never block this process's event loop. Limits are in
 // shared/embedded-timescaledb.md: one connection at a time, LOAD 'timescaledb' before reuse,
 // no protocol message over ~64 KB, no COPY, no background workers.
 import fs from 'node:fs';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { timescaledb } from '@electric-sql/pglite/timescaledb';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { Worker } from 'node:worker_threads';
 
 export interface EmbeddedDatabase {
   readonly url: string;
@@ -47,23 +46,33 @@ export async function startEmbedded(dataDir: string | undefined): Promise<Embedd
     fs.mkdirSync(path.dirname(dataDir), { recursive: true });
     release = acquireLock(dataDir);
   }
+  const worker = new Worker(new URL('./embedded-worker.mjs', import.meta.url), { workerData: { dataDir } });
   try {
-    const db = await PGlite.create({ dataDir, extensions: { timescaledb } });
-    // A reopened directory misbehaves (hypertable inserts, cagg functions) until the library is loaded.
-    await db.exec(`LOAD 'timescaledb'`);
-    await db.exec(`CREATE EXTENSION IF NOT EXISTS timescaledb`);
-    const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, connectionQueueTimeout: 120_000 });
-    await server.start();
-    const url = `postgres://postgres@${server.getServerConn()}/postgres`;
+    const conn = await new Promise<string>((resolve, reject) => {
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`the embedded database stopped while starting (exit ${code})`)));
+      worker.on('message', (m: { type: string; conn?: string; message?: string }) => {
+        if (m.type === 'ready') resolve(m.conn!);
+        if (m.type === 'failed') reject(new Error(`the embedded database did not start: ${m.message}`));
+      });
+    });
+    worker.removeAllListeners('exit');
+    worker.removeAllListeners('error');
+    worker.on('error', () => {}); // a dead worker shows up as refused connections (503s), not a crash
     return {
-      url,
+      url: `postgres://postgres@${conn}/postgres`,
       async stop() {
-        await server.stop();
-        await db.close();
+        await new Promise<void>((resolve) => {
+          const done = () => resolve();
+          worker.once('exit', done);
+          worker.on('message', (m: { type: string }) => m.type === 'stopped' && void worker.terminate().then(done));
+          worker.postMessage('stop');
+        });
         release();
       },
     };
   } catch (err) {
+    await worker.terminate();
     release();
     throw err;
   }
