@@ -325,8 +325,8 @@ async function main(): Promise<void> {
       ]),
     );
     console.log('');
-    console.log('loop stall: the longest event-loop delay while timing; the embedded database runs each query on this thread,');
-    console.log('  so one long query stalls every request of the process (and this client) for its duration');
+    console.log('loop stall: the longest event-loop delay while timing (JSON and gzip on this thread; the embedded');
+    console.log('  database runs its queries in a worker thread)');
     console.log(`10k page: ${fmt(PAGE_ROWS)} rows (has_more ${page.meta.has_more}, ${fmt(synthetic)} with a synthetic price)`);
     console.log(`  size: ${fmt(plain.bytes)} bytes plain, ${fmt(gz.bytes)} bytes gzip (${fmt((gz.bytes / plain.bytes) * 100)} %)`);
     console.log(`  one request alone (no other load): ${fmt(plainMs)} ms plain, ${fmt(gzMs)} ms gzip`);
