@@ -1,18 +1,10 @@
 // Seeded trades and FX observations for SQL and API tests: several venues, pairs and days, some
 // trades exactly on bucket edges. Trade times are unique per pair, so open/close are well defined.
+import { prng } from '../../pipeline/sim/rng.js';
 import type { FxRow, TradeRow } from '../../pipeline/store.js';
 
-/** mulberry32: small, fast, good enough for test data. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The simulator's seeded PRNG (mulberry32): reproducible test data. */
+export const rng = prng;
 
 export const USD_LEVEL: Record<string, number> = { BTC: 90_000, ETH: 3_200, XRP: 2.2, SOL: 180, USDT: 1, USDC: 1 };
 export const FX_LEVEL: Record<string, number> = { NGN: 1530, ZAR: 18.2, KES: 129.3, GHS: 15.4, UGX: 3650 };
