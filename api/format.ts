@@ -17,6 +17,13 @@ export function num(v: string | number | null | undefined): number | null {
   return Number.isFinite(n) ? Number(n.toPrecision(12)) : null;
 }
 
+/** numeric text -> number, for values the contract requires (a null here is a bug upstream). */
+export function numeric(v: string | number): number {
+  const n = num(v);
+  if (n === null) throw new Error(`expected a number, got ${String(v)}`);
+  return n;
+}
+
 export function round(n: number, digits: number): number {
   const f = 10 ** digits;
   return Math.round(n * f) / f;

@@ -1,5 +1,7 @@
-// Response shapes of the contract as JSON schemas: the OpenAPI document is built from them and the
-// tests validate real responses against them. Request schemas live beside their routes.
+// Response shapes of the contract as JSON schemas: the OpenAPI document is built from them, the
+// tests validate real responses against them, and the handlers' types are derived from them (end
+// of file). Request schemas live beside their routes.
+import type { FromSchema } from 'json-schema-to-ts';
 
 export const TIMESTAMP = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,6})?\\+00:00$' } as const;
 export const DAY = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' } as const;
@@ -369,3 +371,22 @@ export const CERTIFICATE_KEYS_RESPONSE = {
     },
   },
 } as const;
+
+// The TypeScript types of the responses, derived from the schemas above: a handler that builds a
+// body the schema would refuse does not compile.
+export type LiveRate = FromSchema<typeof LIVE_RATE>;
+export type LiveResponse = FromSchema<typeof LIVE_RESPONSE>;
+export type MarketsResponse = FromSchema<typeof MARKETS_RESPONSE>;
+export type Candle = FromSchema<typeof CANDLE>;
+export type HistoricalResponse = FromSchema<typeof HISTORICAL_RESPONSE>;
+export type EodResponse = FromSchema<typeof EOD_RESPONSE>;
+export type SpreadResponse = FromSchema<typeof SPREAD_RESPONSE>;
+export type PremiumResponse = FromSchema<typeof PREMIUM_RESPONSE>;
+export type IndicesResponse = FromSchema<typeof INDICES_RESPONSE>;
+export type PairsResponse = FromSchema<typeof PAIRS_RESPONSE>;
+export type StatusResponse = FromSchema<typeof STATUS_RESPONSE>;
+export type HealthResponse = FromSchema<typeof HEALTH_RESPONSE>;
+export type KeyResponse = FromSchema<typeof KEY_RESPONSE>;
+export type CertificateListResponse = FromSchema<typeof CERTIFICATE_LIST_RESPONSE>;
+export type CertificateResponse = FromSchema<typeof CERTIFICATE_RESPONSE>;
+export type CertificateKeysResponse = FromSchema<typeof CERTIFICATE_KEYS_RESPONSE>;

@@ -3,7 +3,8 @@
 // A field the tier may not see is absent, never null.
 import type { CertificateSigner } from '../certificates/signer.js';
 import { canonicalJson } from '../certificates/signer.js';
-import { num, timestamp } from '../format.js';
+import type { LiveRate } from '../schemas.js';
+import { num, numeric, timestamp } from '../format.js';
 import { atLeast, type Tier } from '../tiers.js';
 import * as v from '../verification.js';
 import type { LiveEntry } from './snapshot.js';
@@ -76,14 +77,14 @@ export function auditPayload(e: LiveEntry): string {
   });
 }
 
-export function presentLive(e: LiveEntry, o: PresentOptions): Record<string, unknown> {
+export function presentLive(e: LiveEntry, o: PresentOptions): LiveRate {
   const a = assess(e, o.now);
   const sources =
     e.calculation === 'synthetic'
-      ? [{ exchange: 'synthetic', rate: num(e.rate), time: timestamp(e.time) }]
-      : e.used.map((s) => ({ exchange: s.exchange, rate: num(s.price), time: timestamp(s.lastTradeAt) }));
-  const out: Record<string, unknown> = {
-    rate: num(e.rate),
+      ? [{ exchange: 'synthetic', rate: numeric(e.rate), time: timestamp(e.time) }]
+      : e.used.map((s) => ({ exchange: s.exchange, rate: numeric(s.price), time: timestamp(s.lastTradeAt) }));
+  const out: LiveRate = {
+    rate: numeric(e.rate),
     calculation: e.calculation,
     data_freshness_seconds: a.ageSeconds,
     sources,
@@ -97,18 +98,18 @@ export function presentLive(e: LiveEntry, o: PresentOptions): Record<string, unk
   out.notes = notes(e, a);
   out.flags = a.flags;
   if (o.includeSources || o.includeSynthetic) {
-    const pricing: Record<string, unknown> = {};
+    const pricing: NonNullable<LiveRate['pricing']> = {};
     if (o.includeSources) {
       pricing.exchange = {
         method: e.calculation === 'vwap' ? 'vwap' : 'synthetic',
-        price: num(e.rate),
-        sources: e.used.map((s) => ({ exchange: s.exchange, price: num(s.price), weight: num(s.weight), last_update: timestamp(s.lastTradeAt) })),
+        price: numeric(e.rate),
+        sources: e.used.map((s) => ({ exchange: s.exchange, price: numeric(s.price), weight: numeric(s.weight), last_update: timestamp(s.lastTradeAt) })),
       };
     }
     if (o.includeSynthetic && e.synthetic) {
       pricing.synthetic = {
         method: 'cross_rate',
-        price: num(e.synthetic.price),
+        price: numeric(e.synthetic.price),
         divergence: a.divergence === null ? null : num(a.divergence),
         divergence_pct: a.divergence === null ? null : `${v.percent(a.divergence, 2).toFixed(2)}%`,
       };

@@ -3,7 +3,7 @@
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { ApiError } from '../errors.js';
 import { type Operation } from '../operation.js';
-import { KEY_RESPONSE } from '../schemas.js';
+import { KEY_RESPONSE, type KeyResponse } from '../schemas.js';
 import { TIER_RULES } from '../tiers.js';
 import { parseBody } from '../validate.js';
 
@@ -35,8 +35,8 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       api_key: apiKey,
       tier: 'free',
       rate_limit: `${rules.perMinute} requests per minute`,
-      monthly_quota: rules.perMonth,
+      monthly_quota: rules.perMonth ?? 0,
       message: 'Store this key now: it is shown only once and cannot be retrieved again. Send it in the X-API-Key header.',
-    };
+    } satisfies KeyResponse;
   });
 }

@@ -4,12 +4,12 @@
 import crypto from 'node:crypto';
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { notFound, validationError } from '../errors.js';
-import { dayStart, num, parseTimestamp, timestamp } from '../format.js';
+import { dayStart, num, numeric, parseTimestamp, timestamp } from '../format.js';
 import { knownPair, requireTier, type Operation } from '../operation.js';
 import { canonicalJson } from '../certificates/signer.js';
 import { certificateAt, venueBuckets } from '../queries/certificates.js';
 import { byBucket, certifiedRate } from '../certificates/rate.js';
-import { CERTIFICATE_KEYS_RESPONSE, CERTIFICATE_LIST_RESPONSE, CERTIFICATE_RESPONSE } from '../schemas.js';
+import { CERTIFICATE_KEYS_RESPONSE, CERTIFICATE_LIST_RESPONSE, CERTIFICATE_RESPONSE, type CertificateKeysResponse, type CertificateListResponse, type CertificateResponse } from '../schemas.js';
 import { DATE, PAIR, parseParams, parseQuery } from '../validate.js';
 import * as v from '../verification.js';
 
@@ -45,7 +45,7 @@ const compact = (d: Date) => d.toISOString().replace(/[-:]/g, '').replace(/\.\d{
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/certificates/keys', async (ctx: AppContext) => {
     parseQuery(noQuery, ctx.query);
-    ctx.body = { keys: [{ key_id: deps.signer.keyId, algorithm: 'Ed25519', public_key_pem: deps.signer.publicKeyPem }] };
+    ctx.body = { keys: [{ key_id: deps.signer.keyId, algorithm: 'Ed25519', public_key_pem: deps.signer.publicKeyPem }] } satisfies CertificateKeysResponse;
   });
 
   router.get('/v1/certificates/:pair', async (ctx: AppContext) => {
@@ -62,10 +62,10 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       count: buckets.length,
       certificates: buckets.map(([bucket, rows]) => ({
         timestamp: timestamp(bucket),
-        rate: num(certifiedRate(rows).rate),
+        rate: numeric(certifiedRate(rows).rate),
         certificate_url: `/v1/certificates/${pair.pair}/${encodeURIComponent(timestamp(bucket))}`,
       })),
-    };
+    } satisfies CertificateListResponse;
   });
 
   router.get('/v1/certificates/:pair/:timestamp', async (ctx: AppContext) => {
@@ -98,7 +98,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
         base: pair.base,
         quote: pair.quote,
         timestamp: timestamp(row.bucket),
-        rate: num(rate),
+        rate: numeric(rate),
         currency: pair.quote,
         calculation: 'vwap',
         sources: row.sources,
@@ -121,6 +121,6 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       },
       customer: { tier: customer.tier, customer_name: customer.name },
       validity: { not_before: timestamp(row.bucket), not_after: null },
-    };
+    } satisfies CertificateResponse;
   });
 }

@@ -1,9 +1,9 @@
 // GET /v1/rates/eod: one UTC day's OHLCV snapshot (sql/views/60_eod.sql).
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { notFound } from '../errors.js';
-import { date, num } from '../format.js';
+import { date, num, numeric } from '../format.js';
 import { knownPair, type Operation } from '../operation.js';
-import { EOD_RESPONSE } from '../schemas.js';
+import { EOD_RESPONSE, type EodResponse } from '../schemas.js';
 import { DATE, PAIR, parseQuery } from '../validate.js';
 
 const query = {
@@ -27,12 +27,12 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     ctx.body = {
       date: date(row.date),
       pair: row.pair,
-      open: num(row.open),
-      high: num(row.high),
-      low: num(row.low),
-      close: num(row.close),
+      open: numeric(row.open),
+      high: numeric(row.high),
+      low: numeric(row.low),
+      close: numeric(row.close),
       vwap: num(row.vwap),
-      total_volume: num(row.total_volume),
-    };
+      total_volume: numeric(row.total_volume),
+    } satisfies EodResponse;
   });
 }

@@ -3,7 +3,7 @@
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { timestamp } from '../format.js';
 import { type Operation } from '../operation.js';
-import { HEALTH_RESPONSE } from '../schemas.js';
+import { HEALTH_RESPONSE, type HealthResponse } from '../schemas.js';
 
 export const operations: Operation[] = [
   { method: 'get', path: '/v1/health', summary: 'Service health (no key needed, not rate limited)', tier: null, response: HEALTH_RESPONSE },
@@ -62,6 +62,6 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       },
       data_freshness: { crypto_prices_age_seconds: age(state?.newest_trade), fx_rates_age_seconds: age(state?.newest_fx) },
       metrics: deps.metrics.summary(now),
-    };
+    } satisfies HealthResponse;
   });
 }

@@ -1,10 +1,10 @@
 // GET /v1/rates/historical: OHLCV candles with per-candle verification, keyset-paginated.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { ApiError, validationError } from '../errors.js';
-import { date, dayStart, num, parseTimestamp, timestamp } from '../format.js';
+import { date, dayStart, num, numeric, parseTimestamp, timestamp } from '../format.js';
 import { candlePage, venuePrices, type CandleRow } from '../queries/candles.js';
 import { knownPair, type Operation } from '../operation.js';
-import { HISTORICAL_RESPONSE } from '../schemas.js';
+import { HISTORICAL_RESPONSE, type Candle, type HistoricalResponse } from '../schemas.js';
 import { DEFAULT_PAGE, TIER_RULES, atLeast, tierLabel } from '../tiers.js';
 import { DATE, PAIR, parseQuery } from '../validate.js';
 import * as v from '../verification.js';
@@ -31,11 +31,11 @@ export const operations: Operation[] = [
   { method: 'get', path: '/v1/rates/historical', summary: 'OHLCV candles for one pair, cursor-paginated', tier: 'free', query, response: HISTORICAL_RESPONSE },
 ];
 
-function verification(c: CandleRow, prices: number[], full: boolean): Record<string, unknown> {
+function verification(c: CandleRow, prices: number[], full: boolean): Candle['verification'] {
   const vwap = c.vwap === null ? null : Number(c.vwap);
   const synthetic = c.synthetic_price === null ? null : Number(c.synthetic_price);
   const div = vwap === null ? null : v.divergence(vwap, synthetic);
-  const out: Record<string, unknown> = {
+  const out: Candle['verification'] = {
     status: v.verificationStatus(div, c.quote),
     data_quality: prices.length >= 2 ? 'high' : prices.length === 1 ? 'medium' : 'low',
   };
@@ -97,12 +97,12 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       data: page.map((c) => ({
         time: timestamp(c.bucket),
         pair: c.pair,
-        open: num(c.open),
-        high: num(c.high),
-        low: num(c.low),
-        close: num(c.close),
+        open: numeric(c.open),
+        high: numeric(c.high),
+        low: numeric(c.low),
+        close: numeric(c.close),
         vwap: num(c.vwap),
-        total_volume: num(c.volume),
+        total_volume: numeric(c.volume),
         verification: verification(c, prices.get(c.bucket.getTime()) ?? [], full),
       })),
       meta: {
@@ -113,6 +113,6 @@ export function mount(router: AppRouter, deps: AppDeps): void {
         limit,
         limit_max: rules.maxPage,
       },
-    };
+    } satisfies HistoricalResponse;
   });
 }

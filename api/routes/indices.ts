@@ -1,9 +1,9 @@
 // GET /v1/indices: MXNCI and ACLI now, with the change against 24 hours earlier
 // (sql/views/90_indices.sql).
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
-import { num, round, timestamp } from '../format.js';
+import { num, numeric, round, timestamp } from '../format.js';
 import { requireTier, type Operation } from '../operation.js';
-import { INDICES_RESPONSE } from '../schemas.js';
+import { INDICES_RESPONSE, type IndicesResponse } from '../schemas.js';
 import { parseQuery } from '../validate.js';
 
 const INDICES = ['MXNCI', 'ACLI'] as const;
@@ -28,7 +28,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const q = parseQuery(query, ctx.query);
     const now = new Date();
     const dayAgo = new Date(now.getTime() - 86_400_000);
-    const indices: Record<string, unknown> = {};
+    const indices: IndicesResponse['indices'] = {};
     for (const name of q.index ? [q.index] : INDICES) {
       const fn = name === 'MXNCI' ? 'index_mxnci' : 'index_acli';
       const [current] = await deps.sql<IndexRow[]>`SELECT * FROM ${deps.sql(fn)}(${now})`;
@@ -42,11 +42,11 @@ export function mount(router: AppRouter, deps: AppDeps): void {
         change_24h: change === null ? null : num(change),
         change_pct_24h: change === null || !previous ? null : round((change / previous) * 100, 4),
         components: Object.fromEntries(
-          Object.entries(current?.components ?? {}).map(([pair, c]) => [pair, { price: num(c.price), weight: num(c.weight) }]),
+          Object.entries(current?.components ?? {}).map(([pair, c]) => [pair, { price: numeric(c.price), weight: numeric(c.weight) }]),
         ),
         timestamp: timestamp(now),
       };
     }
-    ctx.body = { indices, timestamp: timestamp(now) };
+    ctx.body = { indices, timestamp: timestamp(now) } satisfies IndicesResponse;
   });
 }

@@ -3,7 +3,7 @@ import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { unavailable, validationError } from '../errors.js';
 import { presentLive, assess } from '../live/present.js';
 import { knownPair, meta, requireTier, type Operation } from '../operation.js';
-import { LIVE_RESPONSE, MARKETS_RESPONSE } from '../schemas.js';
+import { LIVE_RESPONSE, MARKETS_RESPONSE, type LiveResponse, type MarketsResponse } from '../schemas.js';
 import { BOOL, parseQuery } from '../validate.js';
 import { STALE_SECONDS } from '../verification.js';
 
@@ -45,7 +45,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const pairs = names.map((n) => knownPair(deps, n, 'pairs').pair);
 
     const now = new Date();
-    const data: Record<string, unknown> = {};
+    const data: LiveResponse['data'] = {};
     let anyFresh = false;
     for (const pair of pairs) {
       const entry = deps.snapshot.get(pair);
@@ -63,7 +63,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       });
     }
     if (!anyFresh) throw unavailable(`No data newer than 60 minutes for ${pairs.join(', ')}; retry shortly.`, 60);
-    ctx.body = { data, meta: meta(ctx, started) };
+    ctx.body = { data, meta: meta(ctx, started) } satisfies LiveResponse;
   });
 
   router.get('/v1/rates/markets', async (ctx: AppContext) => {
@@ -71,12 +71,12 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     requireTier(ctx, 'builder', 'GET /v1/rates/markets');
     parseQuery(marketsQuery, ctx.query);
     const now = new Date();
-    const data: Record<string, unknown> = {};
+    const data: MarketsResponse['data'] = {};
     for (const entry of deps.snapshot.all()) {
       if (assess(entry, now).ageSeconds > STALE_SECONDS) continue; // active pairs only
       data[entry.pair] = presentLive(entry, { tier: ctx.state.customer!.tier, now, signer: deps.signer });
     }
     if (Object.keys(data).length === 0) throw unavailable('No pair has data newer than 60 minutes; retry shortly.', 60);
-    ctx.body = { meta: { ...meta(ctx, started), pair_count: Object.keys(data).length }, data };
+    ctx.body = { meta: { ...meta(ctx, started), pair_count: Object.keys(data).length }, data } satisfies MarketsResponse;
   });
 }

@@ -2,7 +2,7 @@
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { date, timestamp } from '../format.js';
 import { type Operation } from '../operation.js';
-import { PAIRS_RESPONSE } from '../schemas.js';
+import { PAIRS_RESPONSE, type PairsResponse } from '../schemas.js';
 import { parseQuery } from '../validate.js';
 import { FRESH_SECONDS } from '../verification.js';
 
@@ -44,6 +44,6 @@ export function mount(router: AppRouter, deps: AppDeps): void {
           },
         };
       }),
-    };
+    } satisfies PairsResponse;
   });
 }

@@ -2,9 +2,9 @@
 // (sql/views/50_premium_series.sql), plus the current premium from the live snapshot.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { validationError } from '../errors.js';
-import { dayStart, num, round, timestamp } from '../format.js';
+import { dayStart, numeric, round, timestamp } from '../format.js';
 import { knownPair, requireTier, type Operation } from '../operation.js';
-import { PREMIUM_RESPONSE } from '../schemas.js';
+import { PREMIUM_RESPONSE, type PremiumResponse } from '../schemas.js';
 import { DATE, PAIR, parseQuery } from '../validate.js';
 import { verificationStatus } from '../verification.js';
 
@@ -60,9 +60,9 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const current =
       live && live.calculation === 'vwap' && live.synthetic
         ? {
-            local_price: num(live.rate),
-            synthetic_price: num(live.synthetic.price),
-            premium: num(live.rate - live.synthetic.price),
+            local_price: numeric(live.rate),
+            synthetic_price: numeric(live.synthetic.price),
+            premium: numeric(live.rate - live.synthetic.price),
             premium_pct: round(((live.rate - live.synthetic.price) / live.synthetic.price) * 100, 4),
             status: verificationStatus((live.rate - live.synthetic.price) / live.synthetic.price, pair.quote),
             timestamp: timestamp(live.time),
@@ -80,8 +80,8 @@ export function mount(router: AppRouter, deps: AppDeps): void {
         avg_premium_pct: round(Number(r.avg_premium_pct), 4),
         max_premium_pct: round(Number(r.max_premium_pct), 4),
         min_premium_pct: round(Number(r.min_premium_pct), 4),
-        avg_vwap: num(r.avg_vwap),
-        avg_synthetic: num(r.avg_synthetic),
+        avg_vwap: numeric(r.avg_vwap),
+        avg_synthetic: numeric(r.avg_synthetic),
         data_points: Number(r.data_points),
       })),
       meta: {
@@ -91,6 +91,6 @@ export function mount(router: AppRouter, deps: AppDeps): void {
         min_premium_pct: rows.length ? round(Math.min(...rows.map((r) => Number(r.min_premium_pct))), 4) : null,
         data_points: points,
       },
-    };
+    } satisfies PremiumResponse;
   });
 }

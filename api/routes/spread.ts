@@ -2,9 +2,9 @@
 // synthetic cross-rate (sql/views/70_spread_inputs.sql). Not order-book depth, and it says so.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { notFound, unavailable } from '../errors.js';
-import { num, round, timestamp } from '../format.js';
+import { num, numeric, round, timestamp } from '../format.js';
 import { knownPair, requireTier, type Operation } from '../operation.js';
-import { SPREAD_RESPONSE } from '../schemas.js';
+import { SPREAD_RESPONSE, type SpreadResponse } from '../schemas.js';
 import { PAIR, parseQuery } from '../validate.js';
 import { thresholdsFor } from '../verification.js';
 
@@ -40,14 +40,14 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const premiumPct = ((mid - synthetic) / synthetic) * 100;
     const sources = rows
       .filter((r) => r.exchange !== null)
-      .map((r) => ({ exchange: r.exchange!, bid: num(r.bid)!, ask: num(r.ask)! }));
-    sources.push({ exchange: 'synthetic', bid: num(synthetic)!, ask: num(synthetic)! });
+      .map((r) => ({ exchange: r.exchange!, bid: numeric(r.bid), ask: numeric(r.ask) }));
+    sources.push({ exchange: 'synthetic', bid: numeric(synthetic), ask: numeric(synthetic) });
     ctx.body = {
       pair: pair.pair,
-      bid: num(bid),
-      ask: num(ask),
-      mid: num(mid),
-      spread: num(ask - bid),
+      bid: numeric(bid),
+      ask: numeric(ask),
+      mid: numeric(mid),
+      spread: numeric(ask - bid),
       spread_bps: round(((ask - bid) / mid) * 10_000, 2),
       synthetic: { price: num(synthetic), source: `${pair.base}/USDT VWAP x USD/${pair.quote} (median of fresh FX sources)` },
       premium: {
@@ -58,6 +58,6 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       timestamp: timestamp(overall.bucket),
       sources,
       note: 'bid and ask are approximated from the newest 5-minute low and high of trades; they are not order-book depth.',
-    };
+    } satisfies SpreadResponse;
   });
 }

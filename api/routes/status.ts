@@ -4,7 +4,7 @@
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { timestamp } from '../format.js';
 import { type Operation } from '../operation.js';
-import { STATUS_RESPONSE } from '../schemas.js';
+import { STATUS_RESPONSE, type StatusResponse } from '../schemas.js';
 import { parseQuery } from '../validate.js';
 import { FRESH_SECONDS } from '../verification.js';
 
@@ -32,7 +32,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       LEFT JOIN venue_health h USING (exchange, pair)
       ORDER BY m.pair, m.exchange`;
     const now = Date.now();
-    const pairs: Record<string, unknown> = {};
+    const pairs: StatusResponse['pairs'] = {};
     let fresh = 0;
     let anyFailing = false;
     for (const pair of deps.pairs.keys()) {
@@ -55,6 +55,6 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       };
     }
     const overall = fresh === 0 ? 'outage' : fresh === deps.pairs.size && !anyFailing ? 'healthy' : 'degraded';
-    ctx.body = { overall_status: overall, pairs };
+    ctx.body = { overall_status: overall, pairs } satisfies StatusResponse;
   });
 }
