@@ -3,7 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    exclude: ['test/**/*.live.test.ts', 'node_modules/**'],
+    // *.live.test.ts talk to the real venues: only with LIVE_TESTS=1, where there is internet
+    exclude: process.env.LIVE_TESTS === '1' ? ['node_modules/**'] : ['test/**/*.live.test.ts', 'node_modules/**'],
     // Each integration file starts its own embedded database; two cores, so two at a time.
     pool: 'forks',
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
