@@ -60,6 +60,7 @@ export class Pipeline {
   private stopped = false;
   private readonly now: () => number;
   private readonly retryDelays: readonly number[];
+  private prunedAt = 0;
 
   constructor(private readonly o: PipelineOptions) {
     this.now = o.now ?? Date.now;
@@ -186,6 +187,11 @@ export class Pipeline {
     }
     const done = { ...report, finishedAt: new Date(this.now()) };
     await this.record('trades', done);
+    if (this.now() - this.prunedAt > DAY_MS) {
+      // a cycle a minute is 525,600 rows a year: health and status need only the recent ones
+      await this.o.sql`DELETE FROM ingest_cycles WHERE finished_at < now() - INTERVAL '30 days'`;
+      this.prunedAt = this.now();
+    }
     await this.o.onCycle?.();
     return done;
   }

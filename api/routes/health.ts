@@ -31,12 +31,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const now = Date.now();
     let state: CycleState | undefined;
     try {
-      [state] = await within(2_000, deps.sql<CycleState[]>`
-        SELECT (SELECT max(finished_at) FROM ingest_cycles WHERE kind = 'trades' AND errors = '[]'::jsonb) AS trades_at,
-               (SELECT max(finished_at) FROM ingest_cycles WHERE kind = 'fx' AND errors = '[]'::jsonb) AS fx_at,
-               (SELECT market FROM ingest_cycles ORDER BY id DESC LIMIT 1) AS market,
-               (SELECT max(time) FROM trades WHERE time > now() - INTERVAL '7 days') AS newest_trade,
-               (SELECT max(time) FROM fx_rates WHERE time > now() - INTERVAL '7 days') AS newest_fx`);
+      [state] = await within(2_000, deps.sql<CycleState[]>`SELECT * FROM collector_state`);
     } catch {
       state = undefined; // database unreachable: reported, not thrown
     }

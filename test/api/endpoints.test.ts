@@ -257,6 +257,21 @@ describe('pairs, status, health', () => {
     expect(res.headers.get('x-ratelimit-limit')).toBeNull();
     expect(res.body.metrics.requests_24h).toBeGreaterThan(0);
   });
+
+  it('health calls the collector failing only when every venue failed', async () => {
+    await t.db.sql`UPDATE ingest_cycles SET finished_at = now() - INTERVAL '10 minutes' WHERE kind = 'trades'`;
+    await t.db.sql`
+      INSERT INTO ingest_cycles (kind, market, started_at, finished_at, rows_by_source, errors)
+      VALUES ('trades', 'real', now(), now(), '{"luno": 3, "quidax": 0}', '[{"source": "quidax", "error": "timeout"}]')`;
+    expect((await t.get('/v1/health')).body.services.data_collector).toBe('ok'); // luno still delivers
+    await t.db.sql`
+      INSERT INTO ingest_cycles (kind, market, started_at, finished_at, rows_by_source, errors)
+      VALUES ('trades', 'real', now(), now(), '{"luno": 0}', '[{"source": "luno", "error": "timeout"}]')`;
+    await t.db.sql`DELETE FROM ingest_cycles WHERE rows_by_source = '{"luno": 3, "quidax": 0}'`;
+    const res = await t.get('/v1/health');
+    expect(res.body).toMatchObject({ status: 'degraded', services: { data_collector: 'error' } });
+    await t.db.sql`INSERT INTO ingest_cycles (kind, market, started_at, finished_at, rows_by_source) VALUES ('trades', 'real', now(), now(), '{"luno": 1}')`;
+  });
 });
 
 describe('errors and documents', () => {

@@ -87,7 +87,9 @@ export async function seedMarket(db: Database, hours: number): Promise<{ trades:
         VALUES (${venue}, ${pair}, now(), now(), ${last}, 0) ON CONFLICT DO NOTHING`;
     }
   }
-  await db.sql`INSERT INTO ingest_cycles (kind, market, started_at, finished_at) VALUES ('trades', 'real', now(), now()), ('fx', 'real', now(), now())`;
+  await db.sql`
+    INSERT INTO ingest_cycles (kind, market, started_at, finished_at, rows_by_source)
+    VALUES ('trades', 'real', now(), now(), '{"luno": 10, "quidax": 4}'), ('fx', 'real', now(), now(), '{"coinbase": 5}')`;
   return { trades, start };
 }
 
