@@ -6,8 +6,6 @@ import { ERROR } from '../schemas.js';
 import { tierLabel } from '../tiers.js';
 import type { ObjectSchema } from '../validate.js';
 
-export const operations: Operation[] = [];
-
 function parameters(schema: ObjectSchema | undefined, where: 'query' | 'path') {
   if (!schema) return [];
   const required = new Set<string>((schema as { required?: readonly string[] }).required ?? []);

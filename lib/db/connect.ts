@@ -27,8 +27,7 @@ export function createPool(url: string, max: number): Sql {
   return postgres(url, {
     max,
     onnotice: () => {},
-    // numeric and bigint come back as strings; callers convert where a JSON number is wanted.
-    types: {},
+    // numeric and bigint come back as exact strings; api/format.ts turns them into JSON numbers
     connection: { application_name: 'afrates' },
     idle_timeout: max === 1 ? 0 : 30,
   });
