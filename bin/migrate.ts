@@ -10,6 +10,7 @@ try {
   await db.close();
   log.info('database is up to date');
 } catch (err) {
-  log.error({ err: (err as Error).message }, 'migration failed; the database is as it was');
+  // pending migrations roll back together; SQL object files already applied stay applied
+  log.error({ err: (err as Error).message }, 'migration failed');
   process.exitCode = 1;
 }

@@ -83,6 +83,8 @@ export interface CollectOptions {
   /** Keep the watermark (live collection) or leave it alone (backfill). */
   readonly trackWatermark?: boolean;
   readonly onPage?: (lastTime: number) => void;
+  /** Each stored batch's time range, as it is stored: a later failure must not hide it. */
+  readonly onStored?: (from: Date, to: Date) => void;
 }
 
 export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opts: CollectOptions): Promise<CollectResult> {
@@ -106,6 +108,7 @@ export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opt
     if (rows.length > 0) {
       const stored = await insertTrades(sql, rows);
       inserted += stored.inserted;
+      if (stored.from && stored.to) opts.onStored?.(stored.from, stored.to);
       if (stored.from && (!from || stored.from < from)) from = stored.from;
       if (stored.to && (!to || stored.to > to)) to = stored.to;
       const newest = rows[rows.length - 1]!;

@@ -23,7 +23,7 @@ export interface PipelineOptions {
   readonly sql: Sql;
   readonly venues: readonly Venue[];
   readonly fx?: readonly FxSource[];
-  /** Called after every cycle that stored something (the API's live snapshot refresh). */
+  /** Called after every cycle (the API's live snapshot refresh). */
   readonly onCycle?: () => Promise<void>;
   /** Without a watermark, start collecting this far back (ms). Default 1 hour. */
   readonly initialLookbackMs?: number;
@@ -54,8 +54,10 @@ export interface CycleReport {
 
 export class Pipeline {
   private readonly states: VenueState[];
-  private pairs: PairRow[] = [];
-  private timers: NodeJS.Timeout[] = [];
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** Stored trades whose aggregates are not refreshed yet (kept until a refresh succeeds). */
+  private pending: { from: Date; to: Date } | null = null;
+  private pairsLoaded: Promise<PairRow[]> | null = null;
   private readonly inflight = new Set<Promise<unknown>>();
   private stopped = false;
   private readonly now: () => number;
@@ -98,10 +100,12 @@ export class Pipeline {
 
   /** Loads markets and records listings; daily, or when a venue has none yet. */
   private async discover(state: VenueState): Promise<void> {
-    if (this.pairs.length === 0) this.pairs = await loadPairs(this.o.sql);
+    // one load for all venues, even when they discover at the same moment
+    this.pairsLoaded ??= loadPairs(this.o.sql);
+    const pairs = await this.pairsLoaded;
     try {
       await this.withRetry(state, () => state.exchange.loadMarkets(true));
-      state.listings = listingsOf(state.venue.id, state.exchange, this.pairs);
+      state.listings = listingsOf(state.venue.id, state.exchange, pairs);
       state.discoveredAt = this.now();
       await recordListings(this.o.sql, state.venue.id, state.listings);
       this.o.log.info({ venue: state.venue.id, pairs: state.listings.map((l) => l.pair) }, 'venue markets discovered');
@@ -126,16 +130,24 @@ export class Pipeline {
         last_error = CASE WHEN ${ok} THEN NULL ELSE excluded.last_error END`;
   }
 
-  private async collectVenue(state: VenueState, report: CycleReport, range: { from: Date | null; to: Date | null }) {
+  private markStored(from: Date, to: Date): void {
+    this.pending = {
+      from: this.pending && this.pending.from < from ? this.pending.from : from,
+      to: this.pending && this.pending.to > to ? this.pending.to : to,
+    };
+  }
+
+  private async collectVenue(state: VenueState, report: CycleReport) {
     const started = this.now();
     const id = state.venue.id;
     if (this.now() < state.nextAttemptAt) return;
     let failures = 0;
+    let discoveryFailed = false;
     let inserted = 0;
     try {
       if (state.listings.length === 0 || this.now() - state.discoveredAt > DAY_MS) await this.discover(state);
     } catch (err) {
-      failures++;
+      discoveryFailed = true;
       report.errors.push({ source: id, error: `loadMarkets: ${(err as Error).message}`.slice(0, 500) });
     }
     for (const listing of state.listings) {
@@ -143,10 +155,9 @@ export class Pipeline {
       try {
         const result = await collect(this.o.sql, { venue: state.venue, exchange: state.exchange, symbol: listing.symbol, pair: listing.pair }, (w) => this.withRetry(state, w), {
           startAt: this.now() - (this.o.initialLookbackMs ?? 3_600_000),
+          onStored: (from, to) => this.markStored(from, to),
         });
         inserted += result.inserted;
-        if (result.from && (!range.from || result.from < range.from)) range.from = result.from;
-        if (result.to && (!range.to || result.to > range.to)) range.to = result.to;
         await this.recordHealth(id, listing.pair, true, result);
       } catch (err) {
         failures++;
@@ -156,11 +167,12 @@ export class Pipeline {
       }
     }
     report.rowsBySource[id] = inserted;
-    const allFailed = failures > 0 && failures >= state.listings.length;
+    // all failed: discovery failed with nothing listed, or every listed pair failed
+    const allFailed = state.listings.length === 0 ? discoveryFailed : failures === state.listings.length;
     state.failedCycles = allFailed ? state.failedCycles + 1 : 0;
     // after 3 failed cycles in a row: pause 1, 2, 4 ... up to 10 minutes before trying again
     state.nextAttemptAt = state.failedCycles >= 3 ? this.now() + Math.min(600_000, 60_000 * 2 ** (state.failedCycles - 3)) : 0;
-    this.o.log[failures ? 'warn' : 'info'](
+    this.o.log[failures || discoveryFailed ? 'warn' : 'info'](
       { venue: id, pairs: state.listings.length, inserted, failures, ms: this.now() - started, failedCycles: state.failedCycles },
       'venue cycle',
     );
@@ -175,13 +187,14 @@ export class Pipeline {
   /** One trade collection cycle over every venue. */
   async runTradeCycle(): Promise<CycleReport> {
     const report: CycleReport = { startedAt: new Date(this.now()), finishedAt: new Date(), rowsBySource: {}, errors: [] };
-    const range = { from: null as Date | null, to: null as Date | null };
-    await Promise.all(this.states.map((s) => this.collectVenue(s, report, range)));
-    if (range.from) {
+    await Promise.all(this.states.map((s) => this.collectVenue(s, report)));
+    const pending = this.pending;
+    if (pending) {
       try {
-        await refreshAggregates(this.o.sql, range.from, range.to, new Date(this.now()));
+        await refreshAggregates(this.o.sql, pending.from, pending.to, new Date(this.now()));
+        if (this.pending === pending) this.pending = null;
       } catch (err) {
-        // On a server a policy run may hold the aggregate; its 3-day window covers this range later.
+        // kept in this.pending: the next cycle refreshes it again (the embedded database has no policy)
         report.errors.push({ source: 'refresh', error: (err as Error).message.slice(0, 500) });
       }
     }
@@ -229,7 +242,7 @@ export class Pipeline {
         this.inflight.add(running);
         await running;
         this.inflight.delete(running);
-        if (!this.stopped) this.timers.push(setTimeout(() => void tick(), Math.max(0, every - (this.now() - started))));
+        if (!this.stopped) this.timers.set(name, setTimeout(() => void tick(), Math.max(0, every - (this.now() - started))));
       };
       void tick();
     };
@@ -240,7 +253,7 @@ export class Pipeline {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    for (const t of this.timers) clearTimeout(t);
+    for (const t of this.timers.values()) clearTimeout(t);
     await Promise.all(this.inflight);
     await Promise.all(this.states.map((s) => s.limiter.stop({ dropWaitingJobs: true }).catch(() => {})));
   }

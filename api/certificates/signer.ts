@@ -18,6 +18,11 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** What an audit signature or a certificate signs: canonical JSON of pair, rate, sources, time. */
+export function signedRatePayload(pair: string, rate: string, sources: readonly string[], time: string): string {
+  return canonicalJson({ pair, rate, sources, time });
+}
+
 export interface CertificateSigner {
   hmac(payload: string): string;
   ed25519(payload: string): string;

@@ -22,6 +22,7 @@ export interface Decision {
 }
 
 const FREE_KEY_ISSUES_PER_HOUR = 5;
+const MONTH_COUNTER_SECONDS = 32 * 86_400;
 
 function monthOf(now: number): { key: string; start: Date; next: Date } {
   const d = new Date(now);
@@ -79,14 +80,15 @@ export class RateLimiter {
   async flush(): Promise<void> {
     const pending = [...this.unflushed.entries()];
     this.unflushed.clear();
-    for (const [entry, count] of pending) {
+    for (const [i, [entry, count]] of pending.entries()) {
       const [customer, month] = entry.split('|') as [string, string];
       try {
         await this.sql`
           INSERT INTO api_usage (customer, month, requests) VALUES (${customer}, ${`${month}-01`}::date, ${count})
           ON CONFLICT (customer, month) DO UPDATE SET requests = api_usage.requests + excluded.requests`;
       } catch (err) {
-        this.unflushed.set(entry, (this.unflushed.get(entry) ?? 0) + count);
+        // keep this entry and every one not yet written for the next flush
+        for (const [e, c] of pending.slice(i)) this.unflushed.set(e, (this.unflushed.get(e) ?? 0) + c);
         throw err;
       }
     }
@@ -126,7 +128,8 @@ export class RateLimiter {
     }
 
     if (rules.perMonth !== null) {
-      const monthly = this.limiterFor(this.perMonth, rules.perMonth, Math.ceil((month.next.getTime() - now) / 1000) + 86_400, `${this.namespace}:month`);
+      // the month is in the key, so a counter only has to outlive the longest month
+      const monthly = this.limiterFor(this.perMonth, rules.perMonth, MONTH_COUNTER_SECONDS, `${this.namespace}:month`);
       const key = `${subject.id}:${month.key}`;
       let usedThisMonth: number;
       try {
@@ -161,7 +164,7 @@ export class RateLimiter {
         SELECT requests::text FROM api_usage WHERE customer = ${customer} AND month = ${`${month.key}-01`}::date`;
       const stored = Number(row?.requests ?? 0) + (this.unflushed.get(`${customer}|${month.key}`) ?? 0);
       if (stored === 0) return 1;
-      await limiter.set(key, stored + 1, Math.ceil((month.next.getTime() - now) / 1000) + 86_400);
+      await limiter.set(key, stored + 1, MONTH_COUNTER_SECONDS);
       return stored + 1;
     } catch (err) {
       this.log.warn({ err: (err as Error).message, customer }, 'monthly usage not restored; counting from here');

@@ -2,7 +2,7 @@
 // ages, quality, status and confidence move with the clock even between snapshot refreshes.
 // A field the tier may not see is absent, never null.
 import type { CertificateSigner } from '../certificates/signer.js';
-import { canonicalJson } from '../certificates/signer.js';
+import { signedRatePayload } from '../certificates/signer.js';
 import type { LiveRate } from '../schemas.js';
 import { num, numeric, timestamp } from '../format.js';
 import { atLeast, type Tier } from '../tiers.js';
@@ -69,16 +69,13 @@ function notes(e: LiveEntry, a: Assessment): string {
 }
 
 export function auditPayload(e: LiveEntry): string {
-  return canonicalJson({
-    pair: e.pair,
-    rate: String(num(e.rate)),
-    sources: e.calculation === 'synthetic' ? ['synthetic'] : e.used.map((s) => s.exchange),
-    time: timestamp(e.time),
-  });
+  const sources = e.calculation === 'synthetic' ? ['synthetic'] : e.used.map((s) => s.exchange);
+  return signedRatePayload(e.pair, String(num(e.rate)), sources, timestamp(e.time));
 }
 
-export function presentLive(e: LiveEntry, o: PresentOptions): LiveRate {
-  const a = assess(e, o.now);
+/** `assessment`: pass it when the caller already made one for this entry and moment. */
+export function presentLive(e: LiveEntry, o: PresentOptions, assessment?: Assessment): LiveRate {
+  const a = assessment ?? assess(e, o.now);
   const sources =
     e.calculation === 'synthetic'
       ? [{ exchange: 'synthetic', rate: numeric(e.rate), time: timestamp(e.time) }]

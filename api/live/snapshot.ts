@@ -58,7 +58,6 @@ export class LiveSnapshot {
   private readonly outliers = new Set<string>();
   private lastCycle: string | null = null;
   private followTimer: NodeJS.Timeout | undefined;
-  builtAt: Date | null = null;
   /** Where the newest recorded cycle's data came from: simulated data is labelled on every response. */
   market: 'real' | 'simulated' | null = null;
   private readonly outlierLimit: number;
@@ -81,7 +80,32 @@ export class LiveSnapshot {
     return [...this.entries.values()];
   }
 
+  private refreshing: Promise<void> | null = null;
+  private again = false;
+
+  /**
+   * Rebuilds the snapshot. Calls while one runs are folded into one more run after it, so an older
+   * build can never finish last and overwrite a newer one.
+   */
   async refresh(): Promise<void> {
+    if (this.refreshing) {
+      this.again = true;
+      return this.refreshing;
+    }
+    this.refreshing = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.build();
+        } while (this.again);
+      } finally {
+        this.refreshing = null;
+      }
+    })();
+    return this.refreshing;
+  }
+
+  private async build(): Promise<void> {
     const now = this.now();
     if (this.pairs.length === 0) {
       this.pairs = await this.sql<{ pair: string; base: string; quote: string }[]>`
@@ -104,7 +128,6 @@ export class LiveSnapshot {
       if (entry) next.set(p.pair, entry);
     }
     this.entries = next;
-    this.builtAt = now;
   }
 
   private combine(p: { pair: string; base: string; quote: string }, all: SourceQuote[], syn: SyntheticRow | undefined, now: Date): LiveEntry | null {

@@ -6,7 +6,7 @@ import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { notFound, validationError } from '../errors.js';
 import { dayStart, num, numeric, parseTimestamp, timestamp } from '../format.js';
 import { knownPair, requireTier, type Operation } from '../operation.js';
-import { canonicalJson } from '../certificates/signer.js';
+import { signedRatePayload } from '../certificates/signer.js';
 import { certificateAt, venueBuckets } from '../queries/certificates.js';
 import { byBucket, certifiedRate } from '../certificates/rate.js';
 import { CERTIFICATE_KEYS_RESPONSE, CERTIFICATE_LIST_RESPONSE, CERTIFICATE_RESPONSE, type CertificateKeysResponse, type CertificateListResponse, type CertificateResponse } from '../schemas.js';
@@ -85,7 +85,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const div = v.divergence(rate, synthetic);
     const prices = certified.prices;
     const row = { bucket: at, sources: certified.sources, trades: certified.trades, volume: certified.volume };
-    const signedPayload = canonicalJson({ pair: pair.pair, rate: String(num(rate)), sources: row.sources, time: timestamp(row.bucket) });
+    const signedPayload = signedRatePayload(pair.pair, String(num(rate)), row.sources, timestamp(row.bucket));
     const customer = ctx.state.customer!;
     ctx.body = {
       certificate_id: `CERT-${pair.pair}-${compact(row.bucket)}`,

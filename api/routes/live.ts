@@ -53,14 +53,11 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       const a = assess(entry, now);
       if (a.ageSeconds <= STALE_SECONDS) anyFresh = true;
       if (q.min_confidence !== undefined && a.confidence < q.min_confidence) continue;
-      data[pair] = presentLive(entry, {
-        tier,
-        includeSynthetic: q.include_synthetic,
-        includeSources: q.include_sources,
-        includeAudit: q.include_audit,
-        now,
-        signer: deps.signer,
-      });
+      data[pair] = presentLive(
+        entry,
+        { tier, includeSynthetic: q.include_synthetic, includeSources: q.include_sources, includeAudit: q.include_audit, now, signer: deps.signer },
+        a,
+      );
     }
     if (!anyFresh) throw unavailable(`No data newer than 60 minutes for ${pairs.join(', ')}; retry shortly.`, 60);
     ctx.body = { data, meta: meta(ctx, started) } satisfies LiveResponse;
@@ -73,8 +70,9 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const now = new Date();
     const data: MarketsResponse['data'] = {};
     for (const entry of deps.snapshot.all()) {
-      if (assess(entry, now).ageSeconds > STALE_SECONDS) continue; // active pairs only
-      data[entry.pair] = presentLive(entry, { tier: ctx.state.customer!.tier, now, signer: deps.signer });
+      const a = assess(entry, now);
+      if (a.ageSeconds > STALE_SECONDS) continue; // active pairs only
+      data[entry.pair] = presentLive(entry, { tier: ctx.state.customer!.tier, now, signer: deps.signer }, a);
     }
     if (Object.keys(data).length === 0) throw unavailable('No pair has data newer than 60 minutes; retry shortly.', 60);
     ctx.body = { meta: { ...meta(ctx, started), pair_count: Object.keys(data).length }, data } satisfies MarketsResponse;

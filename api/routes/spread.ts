@@ -14,7 +14,7 @@ export const operations: Operation[] = [
   { method: 'get', path: '/v1/rates/spread', summary: 'Approximate bid/ask spread and premium over the synthetic rate', tier: 'builder', query, response: SPREAD_RESPONSE },
 ];
 
-/** Words for a premium in percent; "near parity" within half the verified threshold. */
+/** Words for a premium in percent; "near parity" within a quarter of the verified threshold. */
 export function interpretPremium(pct: number, quote: string): string {
   const t = thresholdsFor(quote);
   const size = Math.abs(pct);

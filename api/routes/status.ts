@@ -1,6 +1,6 @@
 // GET /v1/status: data freshness per pair and which venues are delivering.
 // A venue is failing for a pair when its last fetch failed, or when it has delivered no trade for
-// three collection intervals (3 x 5 minutes) although it lists the pair.
+// three of the contract's 5-minute collection intervals (15 minutes) although it lists the pair.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { timestamp } from '../format.js';
 import { type Operation } from '../operation.js';

@@ -22,21 +22,25 @@ function pidAlive(pid: number): boolean {
 }
 
 // PGlite does not lock its data directory; two processes opening it would corrupt it.
+// The lock file is created atomically ('wx'); one left by a process that is gone is taken over.
 function acquireLock(dataDir: string): () => void {
   const lockFile = `${dataDir}.lock`;
+  const release = () => fs.rmSync(lockFile, { force: true });
   try {
-    const holder = Number(fs.readFileSync(lockFile, 'utf8'));
-    if (holder && holder !== process.pid && pidAlive(holder)) {
-      throw new Error(
-        `the embedded database ${dataDir} is in use by process ${holder}; ` +
-          'stop it, or run this command through it (see README, "Keys")',
-      );
-    }
+    fs.writeFileSync(lockFile, String(process.pid), { flag: 'wx' });
+    return release;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  const holder = Number(fs.readFileSync(lockFile, 'utf8'));
+  if (holder && holder !== process.pid && pidAlive(holder)) {
+    throw new Error(
+      `the embedded database ${dataDir} is in use by process ${holder}; ` +
+        'stop it, or run this command through it (see README, "Make targets")',
+    );
   }
   fs.writeFileSync(lockFile, String(process.pid));
-  return () => fs.rmSync(lockFile, { force: true });
+  return release;
 }
 
 /** Opens (or creates) the database under dataDir; undefined dataDir = in memory (tests). */
@@ -59,15 +63,23 @@ export async function startEmbedded(dataDir: string | undefined): Promise<Embedd
     worker.removeAllListeners('exit');
     worker.removeAllListeners('error');
     worker.on('error', () => {}); // a dead worker shows up as refused connections (503s), not a crash
+    let exited = false;
+    worker.once('exit', () => (exited = true));
     return {
       url: `postgres://postgres@${conn}/postgres`,
       async stop() {
-        await new Promise<void>((resolve) => {
-          const done = () => resolve();
-          worker.once('exit', done);
-          worker.on('message', (m: { type: string }) => m.type === 'stopped' && void worker.terminate().then(done));
-          worker.postMessage('stop');
-        });
+        if (!exited) {
+          await new Promise<void>((resolve) => {
+            // a clean close normally takes well under a second; never wait forever on a stuck worker
+            const timer = setTimeout(() => void worker.terminate(), 10_000);
+            worker.once('exit', () => {
+              clearTimeout(timer);
+              resolve();
+            });
+            worker.on('message', (m: { type: string }) => m.type === 'stopped' && void worker.terminate());
+            worker.postMessage('stop');
+          });
+        }
         release();
       },
     };

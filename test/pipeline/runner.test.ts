@@ -86,7 +86,13 @@ describe('collection cycle', () => {
       return work();
     };
     // a page size of 5 makes several pages; the "process" dies after the first
-    await expect(collect(db.sql, { venue: { ...venue, pageSize: 5 }, exchange, symbol: 'BTC/NGN', pair: 'BTCNGN' }, dying, { startAt: 0 })).rejects.toThrow('killed');
+    const stored: Array<[Date, Date]> = [];
+    const died = collect(db.sql, { venue: { ...venue, pageSize: 5 }, exchange, symbol: 'BTC/NGN', pair: 'BTCNGN' }, dying, {
+      startAt: 0,
+      onStored: (from, to) => stored.push([from, to]),
+    });
+    await expect(died).rejects.toThrow('killed');
+    expect(stored).toHaveLength(1); // what the first page stored is still known, for the refresh
     const p = pipeline(); // a fresh process: everything it knows comes from the database
     const report = await p.runTradeCycle();
     expect(report.errors).toEqual([]);
