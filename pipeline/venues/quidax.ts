@@ -1,4 +1,4 @@
-// Quidax: not in ccxt, so a ccxt-style exchange class of our own (`Quidax extends Exchange`) that
+// Quidax: not in ccxt, so a ccxt-style exchange class of our own (`Quidax extends PublicRestExchange`, a ccxt `Exchange`) that
 // goes through ccxt's machinery (loadMarkets, safe* helpers, symbols, errors) like the built-in ones.
 //   API docs:     https://docs.quidax.io/ (public base https://app.quidax.io/api/v1)
 //   Markets:      GET /markets              {"status":"success","data":[{id:"btcngn", base_unit, quote_unit, ...}]}
@@ -19,7 +19,6 @@
 import {
   BadResponse,
   BadSymbol,
-  Exchange,
   ExchangeError,
   functions,
   type Dict,
@@ -28,11 +27,11 @@ import {
   type Trade,
 } from 'ccxt';
 import type { Venue, VenueOptions } from './types.js';
-import { baseConfig, inspectResponse, pointAtSim, PUBLIC_TRADES_ONLY } from './shared.js';
+import { baseConfig, inspectResponse, pointAtSim, PublicRestExchange, PUBLIC_TRADES_ONLY } from './shared.js';
 
 const RECENT = 100;
 
-export class Quidax extends Exchange {
+export class Quidax extends PublicRestExchange {
   override describe(): Dict {
     return this.deepExtend(super.describe(), {
       id: 'quidax',
@@ -63,13 +62,6 @@ export class Quidax extends Exchange {
         },
       },
     });
-  }
-
-  override sign(path: string, api: string = 'public', method: string = 'GET', params: Dict = {}, headers?: Dict, body?: string): Dict {
-    let url = `${(this.urls.api as Dict)[api] as string}/${this.implodeParams(path, params)}`;
-    const query = this.omit(params, this.extractParams(path));
-    if (Object.keys(query).length > 0) url += `?${this.urlencode(query)}`;
-    return { url, method, body, headers };
   }
 
   override async fetchMarkets(params: Dict = {}): Promise<Market[]> {

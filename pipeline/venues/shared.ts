@@ -1,6 +1,6 @@
 // Helpers every venue adapter uses: pointing a ccxt exchange at the simulated market, refusing
 // bodies that are not JSON, and knowing the venue's clock (from its HTTP Date header).
-import { BadResponse, type Exchange } from 'ccxt';
+import { BadResponse, Exchange, type Dict } from 'ccxt';
 
 /**
  * Rewrites every REST url of a ccxt exchange to the simulated market, keeping the venue's real
@@ -20,6 +20,16 @@ export function pointAtSim(exchange: Exchange, simUrl: string): void {
     return value;
   };
   exchange.urls = { ...exchange.urls, api: rewrite(exchange.urls.api) as Exchange['urls']['api'] };
+}
+
+/** Base of our own (non-ccxt) venue classes: public GETs, parameters in the path, the rest as query. */
+export abstract class PublicRestExchange extends Exchange {
+  override sign(path: string, api: string = 'public', method: string = 'GET', params: Dict = {}, headers?: Dict, body?: string): Dict {
+    let url = `${(this.urls.api as Dict)[api] as string}/${this.implodeParams(path, params)}`;
+    const query = this.omit(params, this.extractParams(path));
+    if (Object.keys(query).length > 0) url += `?${this.urlencode(query)}`;
+    return { url, method, body, headers };
+  }
 }
 
 /** What our own (non-ccxt) venue classes can do: public spot markets and trades, nothing else. */

@@ -1,4 +1,4 @@
-// VALR: not in ccxt, so a ccxt-style exchange class of our own (`Valr extends Exchange`) that goes
+// VALR: not in ccxt, so a ccxt-style exchange class of our own (`Valr extends PublicRestExchange`, a ccxt `Exchange`) that goes
 // through ccxt's machinery (loadMarkets, safe* helpers, symbols, errors) like the built-in ones.
 //   API docs:     https://docs.valr.com/
 //   Markets:      GET /v1/public/pairs  (https://docs.valr.com/ "Currency Pairs")
@@ -26,7 +26,6 @@ import {
   BadRequest,
   BadResponse,
   BadSymbol,
-  Exchange,
   ExchangeError,
   functions,
   type Dict,
@@ -35,7 +34,7 @@ import {
   type Trade,
 } from 'ccxt';
 import type { Venue, VenueOptions } from './types.js';
-import { baseConfig, inspectResponse, pointAtSim, PUBLIC_TRADES_ONLY } from './shared.js';
+import { baseConfig, inspectResponse, pointAtSim, PublicRestExchange, PUBLIC_TRADES_ONLY } from './shared.js';
 
 const PAGE = 100;
 
@@ -44,7 +43,7 @@ interface BufferedTrade {
   readonly raw: Dict;
 }
 
-export class Valr extends Exchange {
+export class Valr extends PublicRestExchange {
   /** Per market: a walk back to some `since` that an earlier call left unfinished. */
   private readonly walks = new Map<string, { since: number; pages: ValrTrade[][]; beforeId: string | undefined }>();
   /** Per market: the trades of a finished walk, oldest first, still to be handed out. */
@@ -87,13 +86,6 @@ export class Valr extends Exchange {
         },
       },
     });
-  }
-
-  override sign(path: string, api: string = 'public', method: string = 'GET', params: Dict = {}, headers?: Dict, body?: string): Dict {
-    let url = `${(this.urls.api as Dict)[api] as string}/${this.implodeParams(path, params)}`;
-    const query = this.omit(params, this.extractParams(path));
-    if (Object.keys(query).length > 0) url += `?${this.urlencode(query)}`;
-    return { url, method, body, headers };
   }
 
   override async fetchMarkets(params: Dict = {}): Promise<Market[]> {
