@@ -270,6 +270,8 @@ export const STATUS_RESPONSE = {
           age_seconds: { type: ['integer', 'null'] },
           sources_active: { type: 'array', items: STR },
           sources_failing: { type: 'array', items: STR },
+          settled_through: { anyOf: [TIMESTAMP, { type: 'null' }], description: 'every 5-minute bucket ending at or before this is settled and certified' },
+          late_trades_24h: { ...INT, description: 'trades stored in the last 24 h for buckets already settled (they corrected candles, never certificates)' },
         },
       },
     },

@@ -7,7 +7,7 @@ import type { Config } from '../lib/config.js';
 import type { Sql } from '../lib/db/connect.js';
 import type { Logger } from '../lib/log.js';
 import { createApp } from './app.js';
-import { createSigner } from './certificates/signer.js';
+import { createSigner, type CertificateSigner } from './certificates/signer.js';
 import type { AppDeps, PairInfo } from './context.js';
 import { KeyStore } from './keys/store.js';
 import { RateLimiter } from './limits/limiter.js';
@@ -26,7 +26,7 @@ export function connectRedis(url: string, log: Logger): Redis {
   return redis;
 }
 
-export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { snapshot?: LiveSnapshot; redis?: Redis | null; namespace?: string; now?: () => number } = {}): Promise<AppDeps> {
+export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { snapshot?: LiveSnapshot; signer?: CertificateSigner; redis?: Redis | null; namespace?: string; now?: () => number } = {}): Promise<AppDeps> {
   const redis = opts.redis !== undefined ? opts.redis : config.redisUrl ? connectRedis(config.redisUrl, log) : null;
   const pairs = await sql<PairInfo[]>`SELECT pair, base, quote FROM pairs WHERE visibility = 'public' ORDER BY pair`;
   const snapshot = opts.snapshot ?? new LiveSnapshot(sql, log);
@@ -39,7 +39,7 @@ export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { s
     limiter: new RateLimiter(sql, redis, log, opts.now, opts.namespace),
     snapshot,
     metrics: new RequestMetrics(),
-    signer: createSigner({ hmacSecret: config.certSecret, ed25519PrivateKeyPem: config.certEd25519Key, keyDir: path.join(config.varDir, 'keys') }),
+    signer: opts.signer ?? createSigner({ hmacSecret: config.certSecret, ed25519PrivateKeyPem: config.certEd25519Key, keyDir: path.join(config.varDir, 'keys') }),
     startedAt: new Date(),
     pairs: new Map(pairs.map((p) => [p.pair, p])),
   };

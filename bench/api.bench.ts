@@ -222,7 +222,7 @@ async function seedHistory(t: TestApi): Promise<{ start: Date; trades: number; i
   check(stored.inserted === trades.length, `history: inserted ${stored.inserted} of ${trades.length}`);
   await insertFxRates(t.db.sql, generateFx(start, HISTORY_DAYS * 24));
   t0 = performance.now();
-  await refreshAggregates(t.db.sql, stored.from, stored.to);
+  await refreshAggregates(t.db.sql);
   return { start, trades: trades.length, insertMs, refreshMs: since(t0) };
 }
 

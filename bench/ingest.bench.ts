@@ -102,7 +102,7 @@ async function cycles(sql: Sql, end: Date, perHour: number, seedBase: number): P
     insertMs.push(since(t0));
     check(stored.inserted === rows.length, `cycle inserted ${stored.inserted} of ${rows.length}`);
     t0 = performance.now();
-    await refreshAggregates(sql, stored.from, stored.to, now);
+    await refreshAggregates(sql, { now });
     refreshMs.push(since(t0));
   }
   return { trades, insertMs, refreshMs };
@@ -123,7 +123,7 @@ async function scenario(label: string, multiplier: number): Promise<ScenarioFigu
 
     // Backfill case: the whole day in one refresh, `now` a minute after the day (every level closed).
     t0 = performance.now();
-    await refreshAggregates(sql, stored.from, stored.to, new Date(DAY_END.getTime() + MIN));
+    await refreshAggregates(sql, { now: new Date(DAY_END.getTime() + MIN) });
     const dayRefreshMs = since(t0);
     const candles5m = await count5m(sql);
     const pairs = Object.keys(LISTINGS).length;

@@ -1,35 +1,57 @@
 // make demo: the embedded database, the simulated market, the pipeline and the API in one process.
-// Everything it serves is labelled simulated (health mode/version, X-Afrates-Data header, logs).
+// Everything it serves is labelled simulated (health mode/version, X-Afrates-Data header, logs, and
+// inside every signed payload), and it keeps its own state under var/demo/ (database, signing keys,
+// admin endpoint file), apart from `make run`'s real data and keys.
 // REPLAY=file.jsonl plays a file of trades and FX rates instead of generating them.
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../lib/config.js';
 import { createLogger } from '../lib/log.js';
-import { startService, stopOnSignals } from '../lib/service.js';
 import { backfill } from '../pipeline/backfill.js';
-import { startSimMarket } from '../pipeline/sim/index.js';
+import { FX_CURRENCIES } from '../pipeline/fx/index.js';
+import { startSimMarket, type SimMarket } from '../pipeline/sim/index.js';
+import { insertFxRates, type FxRow } from '../pipeline/store.js';
+import { startService, stopOnSignals } from './service.js';
+
+const HOUR_MS = 3_600_000;
 
 const { values } = parseArgs({ options: { replay: { type: 'string' }, 'history-hours': { type: 'string', default: '24' } } });
 const hours = Number(values['history-hours']);
 const replay = values.replay ? path.resolve(values.replay) : undefined;
-const sim = await startSimMarket({ seed: 1, replay, historyStart: Date.now() - hours * 3_600_000 });
-// the demo keeps its own database, apart from `make run`'s real data
-const config = loadConfig({ ...process.env, MARKET: 'simulated', SIM_URL: sim.url, AFRATES_DATA_DIR: process.env.AFRATES_DATA_DIR || 'var/demo-db' });
+const historyStart = Date.now() - hours * HOUR_MS;
+const sim = await startSimMarket({ seed: 1, replay, historyStart });
+const config = loadConfig({ ...process.env, MARKET: 'simulated', SIM_URL: sim.url, AFRATES_VAR_DIR: process.env.AFRATES_VAR_DIR || 'var/demo' });
 const log = createLogger(config.logLevel, { market: 'simulated' });
-log.warn({ sim: sim.url, replay: replay ?? null }, 'DEMO: serving a SIMULATED market, not real prices');
+log.warn({ sim: sim.url, replay: replay ?? null, varDir: config.varDir }, 'DEMO: serving a SIMULATED market, not real prices');
 
-const service = await startService(config, log);
-let backfilling: Promise<unknown> = Promise.resolve();
+/** The FX sources' hourly reports over the history: the real endpoints have no history to fetch. */
+function fxHistory(market: SimMarket): FxRow[] {
+  return market.fxHistory(historyStart - 2 * HOUR_MS, Date.now(), HOUR_MS).flatMap((report) =>
+    FX_CURRENCIES.filter((c) => report.rates[c] !== undefined).map((currency) => ({
+      time: new Date(report.observedAt),
+      currency,
+      unitsPerUsd: report.rates[currency]!,
+      source: report.source,
+      sourceUpdatedAt: new Date(report.updatedAt),
+    })),
+  );
+}
+
+const service = await startService(config, log, { collect: false });
+let stopping = false;
 stopOnSignals(async () => {
-  await service.pipeline?.stop(); // ends the backfill too
-  await backfilling.catch(() => {});
-  await service.stop();
+  stopping = true;
+  await service.stop(); // also ends a backfill under way
   await sim.stop();
 }, log);
-if (service.pipeline) {
-  // history for the candles, premium and indices, beside the live cycles
+const { db, pipeline } = service;
+if (pipeline) {
+  // history for the candles, premium, indices and certificates before the live cycles begin
+  if (!replay) await insertFxRates(db.sql, fxHistory(sim));
   log.info({ hours }, 'demo: backfilling simulated history');
-  backfilling = backfill(service.pipeline, service.db.sql, log, { from: new Date(Date.now() - hours * 3_600_000), to: new Date() });
-  await backfilling.then(() => service.api?.deps.snapshot.refresh()).catch((err) => log.warn({ err: (err as Error).message }, 'demo backfill stopped'));
+  await backfill(pipeline, db.sql, log, { from: new Date(historyStart), to: new Date() }).catch((err) =>
+    log.warn({ err: (err as Error).message }, 'demo backfill stopped'),
+  );
+  if (!stopping) pipeline.start();
 }
-log.info({ api: service.api?.url }, 'demo ready: try GET /v1/health, then make key TIER=builder NAME=demo EMAIL=demo@example.test');
+if (!stopping) log.info({ api: service.api?.url }, 'demo ready: try GET /v1/health, then make key TIER=builder NAME=demo EMAIL=demo@example.test DEMO=1');

@@ -1,7 +1,7 @@
 // make run: migrate, then run the pipeline and the API (ROLE picks one or both).
 import { ConfigError, loadConfig } from '../lib/config.js';
 import { createLogger } from '../lib/log.js';
-import { startService, stopOnSignals } from '../lib/service.js';
+import { startService, stopOnSignals } from './service.js';
 
 let config;
 try {

@@ -19,6 +19,10 @@ export interface Config {
   readonly simUrl: string | undefined;
   readonly cycleSeconds: number;
   readonly fxCycleSeconds: number;
+  /** A bucket is settled at the latest this long after it ends, even if a venue is behind. */
+  readonly settleAfterSeconds: number;
+  /** Raw trades older than this many days are dropped (candles are kept); null = keep them all. */
+  readonly tradesRetentionDays: number | null;
   readonly gatewaySecret: string | undefined;
   readonly certSecret: string | undefined;
   readonly certEd25519Key: string | undefined;
@@ -84,6 +88,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     simUrl: url(env, 'SIM_URL', ['http:']),
     cycleSeconds: integer(env, 'CYCLE_SECONDS', 60, 1, 300),
     fxCycleSeconds: integer(env, 'FX_CYCLE_SECONDS', 3600, 1, 86400),
+    settleAfterSeconds: integer(env, 'SETTLE_AFTER_SECONDS', 900, 0, 86400),
+    tradesRetentionDays: integer(env, 'TRADES_RETENTION_DAYS', 0, 0, 36500) || null,
     gatewaySecret: env.GATEWAY_SECRET || undefined,
     certSecret: env.CERT_HMAC_SECRET || undefined,
     certEd25519Key: env.CERT_ED25519_PRIVATE_KEY || undefined,

@@ -1,11 +1,17 @@
 // Backfill: fetch a past range from every venue that offers it, idempotently (stored trades are
-// skipped, watermarks untouched), then refresh the aggregates for that range.
-// Venues that only serve recent trades are reported, not silently skipped.
+// skipped, watermarks untouched), then refresh the aggregates (the writer has recorded the range
+// in refresh_requests). Each venue and pair is read a UTC day at a time, so a venue that walks back
+// from the end of its window (VALR) reads one day per walk, not everything since, and progress
+// shows per day. Venues that only serve recent trades are reported, not silently skipped.
+// Backfilled trades in buckets that were settled already correct the candles; certificates are
+// made at settlement only (docs/decisions.md), so history fetched later is not certified.
 import type { Sql } from '../lib/db/connect.js';
 import { refreshAggregates } from '../lib/db/refresh.js';
 import type { Logger } from '../lib/log.js';
 import { collect } from './collect.js';
 import type { CycleReport, Pipeline } from './runner.js';
+
+const DAY_MS = 86_400_000;
 
 export interface BackfillRequest {
   readonly pairs?: readonly string[];
@@ -16,7 +22,8 @@ export interface BackfillRequest {
 export interface BackfillProgress {
   /** called once per venue+pair with the number of ms of history it will cover */
   start(task: string, totalMs: number): void;
-  update(task: string, doneMs: number): void;
+  /** how much of it is done (ms), and the trades stored so far */
+  update(task: string, doneMs: number, inserted: number): void;
   finish(task: string, inserted: number): void;
 }
 
@@ -41,25 +48,32 @@ export async function backfill(pipeline: Pipeline, sql: Sql, log: Logger, req: B
         }
         if (from >= to) continue;
         progress?.start(task, to - from);
+        let stored = 0;
         try {
-          const result = await collect(sql, { venue: t.venue, exchange: t.exchange, symbol: listing.symbol, pair: listing.pair }, t.fetch, {
-            startAt: from,
-            until: to,
-            maxPages: Number.POSITIVE_INFINITY,
-            trackWatermark: false,
-            onPage: (last) => progress?.update(task, Math.min(to, last) - from),
-          });
-          inserted += result.inserted;
-          progress?.finish(task, result.inserted);
+          for (let day = from; day < to; day = Math.floor(day / DAY_MS) * DAY_MS + DAY_MS) {
+            const until = Math.min(to, Math.floor(day / DAY_MS) * DAY_MS + DAY_MS - 1);
+            const result = await collect(sql, { venue: t.venue, exchange: t.exchange, symbol: listing.symbol, pair: listing.pair }, t.fetch, {
+              startAt: day,
+              until,
+              maxPages: Number.POSITIVE_INFINITY,
+              trackWatermark: false,
+              onPage: (last) => progress?.update(task, Math.min(to, last) - from, stored),
+            });
+            stored += result.inserted;
+            progress?.update(task, until - from, stored);
+          }
+          inserted += stored;
+          progress?.finish(task, stored);
         } catch (err) {
+          inserted += stored;
           report.errors.push({ source: t.venue.id, pair: listing.pair, error: (err as Error).message.slice(0, 500) });
-          progress?.finish(task, 0);
+          progress?.finish(task, stored);
         }
       }
       report.rowsBySource[t.venue.id] = inserted;
     }),
   );
-  await refreshAggregates(sql, req.from, new Date(to), new Date(now()));
+  await refreshAggregates(sql, { now: new Date(now()) });
   const done = { ...report, finishedAt: new Date(now()) };
   await pipeline.recordBackfill(done);
   log.info({ rows: done.rowsBySource, errors: done.errors.length }, 'backfill finished');

@@ -20,7 +20,18 @@ export interface CollectResult {
   readonly pages: number;
   readonly caughtUp: boolean;
   readonly watermark: Watermark | null;
+  /**
+   * When caught up: every trade up to this time has been collected (the start of the fetch that
+   * found the venue caught up, less PUBLISH_GRACE_MS). Null when the walk stopped short.
+   */
+  readonly collectedThrough: Date | null;
+  /** New trades older than `settledThrough` (arrived after their bucket was settled), and the oldest. */
+  readonly late: number;
+  readonly lateOldest: Date | null;
 }
+
+/** Allowance for a venue publishing a trade a little after its timestamp. */
+export const PUBLISH_GRACE_MS = 5_000;
 
 export interface CollectTarget {
   readonly venue: Venue;
@@ -83,8 +94,10 @@ export interface CollectOptions {
   /** Keep the watermark (live collection) or leave it alone (backfill). */
   readonly trackWatermark?: boolean;
   readonly onPage?: (lastTime: number) => void;
-  /** Each stored batch's time range, as it is stored: a later failure must not hide it. */
-  readonly onStored?: (from: Date, to: Date) => void;
+  /** Count new trades older than this as late (their bucket was already settled). */
+  readonly settledThrough?: Date | null;
+  /** The clock (ms). */
+  readonly now?: () => number;
 }
 
 export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opts: CollectOptions): Promise<CollectResult> {
@@ -97,9 +110,16 @@ export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opt
   let to: Date | null = null;
   let pages = 0;
   let caughtUp = false;
+  let collectedThrough: Date | null = null;
+  let late = 0;
+  let lateOldest: Date | null = null;
+  const now = opts.now ?? Date.now;
   const maxPages = opts.maxPages ?? 50;
+  // a venue that walks back from now is told where a bounded (backfill) walk should start instead
+  const params = opts.until !== undefined && target.venue.takesUntil ? { until: opts.until } : {};
   while (pages < maxPages) {
-    const page = await fetch(() => target.exchange.fetchTrades(target.symbol, since, target.venue.pageSize));
+    const fetchedAt = now();
+    const page = await fetch(() => target.exchange.fetchTrades(target.symbol, since, target.venue.pageSize, params));
     pages++;
     fetched += page.length;
     const fresh = normalise(page, target).filter((r) => r.time.getTime() >= since);
@@ -108,7 +128,13 @@ export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opt
     if (rows.length > 0) {
       const stored = await insertTrades(sql, rows);
       inserted += stored.inserted;
-      if (stored.from && stored.to) opts.onStored?.(stored.from, stored.to);
+      if (opts.settledThrough) {
+        for (const t of stored.times) {
+          if (t >= opts.settledThrough) continue;
+          late++;
+          if (!lateOldest || t < lateOldest) lateOldest = t;
+        }
+      }
       if (stored.from && (!from || stored.from < from)) from = stored.from;
       if (stored.to && (!to || stored.to > to)) to = stored.to;
       const newest = rows[rows.length - 1]!;
@@ -120,11 +146,12 @@ export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opt
     }
     if (page.length < target.venue.pageSize || (opts.until !== undefined && pageNewest >= opts.until)) {
       caughtUp = true;
+      collectedThrough = new Date(Math.min(fetchedAt, opts.until ?? Infinity) - PUBLISH_GRACE_MS);
       break;
     }
     // A full page: ask again from its newest trade (inclusive; repeats are dropped). A full page
     // within one millisecond would never advance, so step past that millisecond.
     since = pageNewest > since ? pageNewest : since + 1;
   }
-  return { fetched, inserted, from, to, pages, caughtUp, watermark };
+  return { fetched, inserted, from, to, pages, caughtUp, watermark, collectedThrough, late, lateOldest };
 }

@@ -1,8 +1,11 @@
-// The collector: every cycle (CYCLE_SECONDS) each venue, in parallel and under its own bottleneck
-// limiter, collects every pair it lists; then the touched range of the aggregates is refreshed and
-// the cycle recorded. FX rates every FX_CYCLE_SECONDS. A venue that keeps failing is marked failing
-// (venue_health, read by GET /v1/status) and retried after a growing pause, without holding up the
-// others.
+// The collector. Every venue runs its own loop (CYCLE_SECONDS), under its own bottleneck limiter:
+// it collects every pair it lists, and a venue that fails, lags or floods delays no other. Each
+// time a venue finishes (and at least once a cycle) the pipeline publishes: it refreshes the
+// aggregates from their durable frontier (lib/db/refresh.ts), settles what can be settled
+// (settle.ts: certificates through `certify`), runs the storage jobs where there is no job
+// scheduler, records the cycle, and calls onCycle (the API's live snapshot). FX rates every
+// FX_CYCLE_SECONDS. A venue that keeps failing is marked failing (venue_health, read by
+// GET /v1/status) and retried after a growing pause.
 import Bottleneck from 'bottleneck';
 import { OperationFailed, type Exchange } from 'ccxt';
 import type { Config } from '../lib/config.js';
@@ -12,9 +15,12 @@ import type { Logger } from '../lib/log.js';
 import { collect, type CollectResult } from './collect.js';
 import { listingsOf, loadPairs, recordListings, type Listing, type PairRow } from './discover.js';
 import { fxSources, type FxSource } from './fx/index.js';
+import { configureRetention, runStorageJobs } from './maintenance.js';
+import { recordLateTrades, settle, settledPoints, type Certify } from './settle.js';
 import { insertFxRates } from './store.js';
 import type { Venue } from './venues/types.js';
 
+const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
 export interface PipelineOptions {
@@ -23,8 +29,15 @@ export interface PipelineOptions {
   readonly sql: Sql;
   readonly venues: readonly Venue[];
   readonly fx?: readonly FxSource[];
-  /** Called after every cycle (the API's live snapshot refresh). */
+  /** Called after every publish and FX cycle (the API's live snapshot refresh). */
   readonly onCycle?: () => Promise<void>;
+  /** Certifies newly settled buckets, before their settlement is recorded. */
+  readonly certify?: Certify;
+  /**
+   * Run the trades hypertable's compression and retention jobs in this process (about hourly):
+   * for a database without a job scheduler (the embedded one). Default false.
+   */
+  readonly runStorageJobs?: boolean;
   /** Without a watermark, start collecting this far back (ms). Default 1 hour. */
   readonly initialLookbackMs?: number;
   /** Retry pauses in ms; the number of entries is the number of retries. */
@@ -43,6 +56,8 @@ interface VenueState {
   discoveredAt: number;
   failedCycles: number;
   nextAttemptAt: number;
+  /** The collection under way, if any: a venue never runs two at once. */
+  running: Promise<void> | null;
 }
 
 export interface CycleReport {
@@ -52,21 +67,30 @@ export interface CycleReport {
   readonly errors: { source: string; pair?: string; error: string }[];
 }
 
+type Unpublished = { startedAt: Date; rowsBySource: Record<string, number>; errors: CycleReport['errors'] };
+
 export class Pipeline {
   private readonly states: VenueState[];
   private readonly timers = new Map<string, NodeJS.Timeout>();
-  /** Stored trades whose aggregates are not refreshed yet (kept until a refresh succeeds). */
-  private pending: { from: Date; to: Date } | null = null;
   private pairsLoaded: Promise<PairRow[]> | null = null;
   private readonly inflight = new Set<Promise<unknown>>();
   private stopped = false;
+  private started = false;
   private readonly now: () => number;
   private readonly retryDelays: readonly number[];
+  /** What venues delivered since the last publish: the next cycle record. */
+  private unpublished: Unpublished;
+  private publishing: Promise<CycleReport> | null = null;
+  private publishAgain = false;
+  /** Each pair's settled_through, for counting late trades (loaded on first use). */
+  private settled: Promise<Map<string, Date>> | null = null;
   private prunedAt = 0;
+  private storageJobsAt = 0;
 
   constructor(private readonly o: PipelineOptions) {
     this.now = o.now ?? Date.now;
     this.retryDelays = o.retryDelaysMs ?? [500, 2_000, 5_000];
+    this.unpublished = { startedAt: new Date(this.now()), rowsBySource: {}, errors: [] };
     this.states = o.venues.map((venue) => ({
       venue,
       exchange: venue.create({ simUrl: o.config.simUrl, timeoutMs: o.requestTimeoutMs ?? 10_000 }),
@@ -75,6 +99,7 @@ export class Pipeline {
       discoveredAt: 0,
       failedCycles: 0,
       nextAttemptAt: 0,
+      running: null,
     }));
   }
 
@@ -120,24 +145,27 @@ export class Pipeline {
 
   private async recordHealth(venue: string, pair: string, ok: boolean, result: CollectResult | null, error?: string) {
     await this.o.sql`
-      INSERT INTO venue_health AS h (exchange, pair, last_attempt_at, last_success_at, last_trade_at, consecutive_failures, last_error)
-      VALUES (${venue}, ${pair}, now(), ${ok ? new Date() : null}, ${result?.to ?? null}, ${ok ? 0 : 1}, ${error ?? null})
+      INSERT INTO venue_health AS h (exchange, pair, last_attempt_at, last_success_at, last_trade_at, consecutive_failures, last_error, collected_through)
+      VALUES (${venue}, ${pair}, now(), ${ok ? new Date() : null}, ${result?.to ?? null}, ${ok ? 0 : 1}, ${error ?? null}, ${result?.collectedThrough ?? null})
       ON CONFLICT (exchange, pair) DO UPDATE SET
         last_attempt_at = now(),
         last_success_at = CASE WHEN ${ok} THEN now() ELSE h.last_success_at END,
         last_trade_at = GREATEST(h.last_trade_at, excluded.last_trade_at),
         consecutive_failures = CASE WHEN ${ok} THEN 0 ELSE h.consecutive_failures + 1 END,
-        last_error = CASE WHEN ${ok} THEN NULL ELSE excluded.last_error END`;
+        last_error = CASE WHEN ${ok} THEN NULL ELSE excluded.last_error END,
+        collected_through = GREATEST(h.collected_through, excluded.collected_through)`;
   }
 
-  private markStored(from: Date, to: Date): void {
-    this.pending = {
-      from: this.pending && this.pending.from < from ? this.pending.from : from,
-      to: this.pending && this.pending.to > to ? this.pending.to : to,
-    };
+  /** Collects one venue, unless it is already collecting (then waits for that run) or pausing. */
+  private collectVenue(state: VenueState): Promise<void> {
+    state.running ??= this.runVenue(state).finally(() => {
+      state.running = null;
+      if (this.started && !this.stopped) void this.publish().catch(() => {}); // errors are recorded in the cycle
+    });
+    return state.running;
   }
 
-  private async collectVenue(state: VenueState, report: CycleReport) {
+  private async runVenue(state: VenueState): Promise<void> {
     const started = this.now();
     const id = state.venue.id;
     if (this.now() < state.nextAttemptAt) return;
@@ -148,25 +176,36 @@ export class Pipeline {
       if (state.listings.length === 0 || this.now() - state.discoveredAt > DAY_MS) await this.discover(state);
     } catch (err) {
       discoveryFailed = true;
-      report.errors.push({ source: id, error: `loadMarkets: ${(err as Error).message}`.slice(0, 500) });
+      this.unpublished.errors.push({ source: id, error: `loadMarkets: ${(err as Error).message}`.slice(0, 500) });
     }
+    this.settled ??= settledPoints(this.o.sql);
+    const settled = await this.settled.catch(() => new Map<string, Date>());
     for (const listing of state.listings) {
       if (this.stopped) break;
       try {
         const result = await collect(this.o.sql, { venue: state.venue, exchange: state.exchange, symbol: listing.symbol, pair: listing.pair }, (w) => this.withRetry(state, w), {
-          startAt: this.now() - (this.o.initialLookbackMs ?? 3_600_000),
-          onStored: (from, to) => this.markStored(from, to),
+          startAt: this.now() - (this.o.initialLookbackMs ?? HOUR_MS),
+          settledThrough: settled.get(listing.pair) ?? null,
+          now: this.now,
         });
         inserted += result.inserted;
         await this.recordHealth(id, listing.pair, true, result);
+        if (result.late > 0) {
+          await recordLateTrades(this.o.sql, id, listing.pair, result.late, result.lateOldest!);
+          this.o.log.warn(
+            { venue: id, pair: listing.pair, trades: result.late, oldest: result.lateOldest },
+            'trades arrived after their bucket was settled: candles corrected, certificates unchanged',
+          );
+        }
       } catch (err) {
         failures++;
         const message = `${(err as Error).constructor.name}: ${(err as Error).message}`.slice(0, 500);
-        report.errors.push({ source: id, pair: listing.pair, error: message });
+        this.unpublished.errors.push({ source: id, pair: listing.pair, error: message });
         await this.recordHealth(id, listing.pair, false, null, message).catch(() => {});
       }
     }
-    report.rowsBySource[id] = inserted;
+    const rows = this.unpublished.rowsBySource;
+    rows[id] = (rows[id] ?? 0) + inserted;
     // all failed: discovery failed with nothing listed, or every listed pair failed
     const allFailed = state.listings.length === 0 ? discoveryFailed : failures === state.listings.length;
     state.failedCycles = allFailed ? state.failedCycles + 1 : 0;
@@ -184,29 +223,75 @@ export class Pipeline {
       VALUES (${kind}, ${this.market}, ${report.startedAt}, ${report.finishedAt}, ${this.o.sql.json(report.rowsBySource)}, ${this.o.sql.json(report.errors)})`;
   }
 
-  /** One trade collection cycle over every venue. */
-  async runTradeCycle(): Promise<CycleReport> {
-    const report: CycleReport = { startedAt: new Date(this.now()), finishedAt: new Date(), rowsBySource: {}, errors: [] };
-    await Promise.all(this.states.map((s) => this.collectVenue(s, report)));
-    const pending = this.pending;
-    if (pending) {
-      try {
-        await refreshAggregates(this.o.sql, pending.from, pending.to, new Date(this.now()));
-        if (this.pending === pending) this.pending = null;
-      } catch (err) {
-        // kept in this.pending: the next cycle refreshes it again (the embedded database has no policy)
-        report.errors.push({ source: 'refresh', error: (err as Error).message.slice(0, 500) });
-      }
+  /**
+   * Publishes what the venues stored since the last time: refresh, settle (and certify), storage
+   * jobs, the cycle record, onCycle. Calls while one runs are folded into one more run after it.
+   */
+  publish(): Promise<CycleReport> {
+    if (this.publishing) {
+      this.publishAgain = true;
+      return this.publishing;
     }
-    const done = { ...report, finishedAt: new Date(this.now()) };
+    this.publishing = (async () => {
+      try {
+        let report: CycleReport;
+        do {
+          this.publishAgain = false;
+          report = await this.publishOnce();
+        } while (this.publishAgain && !this.stopped);
+        return report;
+      } finally {
+        this.publishing = null;
+      }
+    })();
+    return this.publishing;
+  }
+
+  private async publishOnce(): Promise<CycleReport> {
+    const { startedAt, rowsBySource, errors } = this.unpublished;
+    this.unpublished = { startedAt: new Date(this.now()), rowsBySource: {}, errors: [] };
+    const now = new Date(this.now());
+    const step = async (source: string, work: () => Promise<unknown>) => {
+      try {
+        await work();
+      } catch (err) {
+        errors.push({ source, error: (err as Error).message.slice(0, 500) });
+        this.o.log.error({ err, step: source }, 'publish step failed; the next cycle retries it');
+      }
+    };
+    // settlement reads the refreshed candles, so a failed refresh skips it (the frontier stays)
+    let refreshed = false;
+    await step('refresh', async () => {
+      await refreshAggregates(this.o.sql, { now });
+      refreshed = true;
+    });
+    if (refreshed) {
+      await step('settle', async () => {
+        this.settled = Promise.resolve(await settle(this.o.sql, now, this.o.config.settleAfterSeconds, this.o.certify));
+      });
+    }
+    if (this.now() - this.storageJobsAt > HOUR_MS) {
+      this.storageJobsAt = this.now();
+      await step('storage', async () => {
+        await configureRetention(this.o.sql, this.o.config.tradesRetentionDays);
+        if (this.o.runStorageJobs) this.o.log.info({ jobs: await runStorageJobs(this.o.sql) }, 'storage jobs ran');
+      });
+    }
+    const done = { startedAt, finishedAt: new Date(this.now()), rowsBySource, errors };
     await this.record('trades', done);
     if (this.now() - this.prunedAt > DAY_MS) {
-      // a cycle a minute is 525,600 rows a year: health and status need only the recent ones
+      // health and status need only the recent cycles
       await this.o.sql`DELETE FROM ingest_cycles WHERE finished_at < now() - INTERVAL '30 days'`;
       this.prunedAt = this.now();
     }
     await this.o.onCycle?.();
     return done;
+  }
+
+  /** One trade cycle by hand (tests, one-shot runs): every venue collects, then one publish. */
+  async runTradeCycle(): Promise<CycleReport> {
+    await Promise.all(this.states.map((s) => this.collectVenue(s)));
+    return this.publish();
   }
 
   /** One FX cycle: every source, each stored with its own update time. */
@@ -232,8 +317,14 @@ export class Pipeline {
     return done;
   }
 
-  /** Runs both loops until stop(); each waits for its own previous run (no overlap). */
+  /**
+   * Runs until stop(): a loop per venue, a publish at least once a cycle (also when every venue is
+   * failing, so settlement by lag and the storage jobs go on), and the FX loop. Each loop waits for
+   * its own previous run (no overlap) and for nothing else.
+   */
   start(): void {
+    if (this.stopped || this.started) return;
+    this.started = true;
     const loop = (every: number, run: () => Promise<unknown>, name: string) => {
       const tick = async () => {
         if (this.stopped) return;
@@ -246,15 +337,17 @@ export class Pipeline {
       };
       void tick();
     };
+    const cycleMs = this.o.config.cycleSeconds * 1000;
     loop(this.o.config.fxCycleSeconds * 1000, () => this.runFxCycle(), 'fx');
-    loop(this.o.config.cycleSeconds * 1000, () => this.runTradeCycle(), 'trades');
+    for (const s of this.states) loop(cycleMs, () => this.collectVenue(s), `venue:${s.venue.id}`);
+    loop(cycleMs, () => this.publish(), 'publish');
   }
 
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     for (const t of this.timers.values()) clearTimeout(t);
-    await Promise.all(this.inflight);
+    await Promise.allSettled([...this.inflight, ...this.states.map((s) => s.running), this.publishing]);
     await Promise.all(this.states.map((s) => s.limiter.stop({ dropWaitingJobs: true }).catch(() => {})));
   }
 

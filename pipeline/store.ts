@@ -30,6 +30,8 @@ export interface InsertResult {
   /** Earliest and latest time among new rows: the range whose aggregates need a refresh. */
   readonly from: Date | null;
   readonly to: Date | null;
+  /** The time of every new row (the collector counts those that arrived after settlement). */
+  readonly times: readonly Date[];
 }
 
 /** Splits rows into batches whose parameters stay under maxBytes. */
@@ -59,10 +61,20 @@ function tradeParams(t: TradeRow): unknown[] {
   return [t.time, t.exchange, t.pair, t.tradeId, t.price, t.amount, t.side];
 }
 
+/**
+ * Stores trades once each (a repeated exchange, pair, id and time is skipped). Before the rows go
+ * in, the earliest of their times is recorded in refresh_requests, so the next refresh covers them
+ * even where an aggregate is already materialised (late trades), and even if this process dies
+ * between the two statements (lib/db/refresh.ts).
+ */
 export async function insertTrades(sql: Sql, trades: readonly TradeRow[]): Promise<InsertResult> {
   let inserted = 0;
   let from: Date | null = null;
   let to: Date | null = null;
+  const times: Date[] = [];
+  if (trades.length === 0) return { inserted, from, to, times };
+  const earliest = trades.reduce((min, t) => (t.time < min ? t.time : min), trades[0]!.time);
+  await sql`INSERT INTO refresh_requests (from_time) VALUES (${earliest})`;
   for (const batch of batchesUnder(trades, tradeParams)) {
     const rows = batch.map((t) => ({
       time: t.time,
@@ -79,11 +91,12 @@ export async function insertTrades(sql: Sql, trades: readonly TradeRow[]): Promi
       RETURNING time`;
     inserted += stored.length;
     for (const { time } of stored) {
+      times.push(time);
       if (!from || time < from) from = time;
       if (!to || time > to) to = time;
     }
   }
-  return { inserted, from, to };
+  return { inserted, from, to, times };
 }
 
 function fxParams(r: FxRow): unknown[] {

@@ -2,7 +2,15 @@
 // rule applied (stateless: each bucket judged on its own), so a certificate never signs a venue the
 // published rate would have left out.
 import { outliers } from '../verification.js';
-import type { VenueBucketRow } from '../queries/certificates.js';
+
+/** One venue's 5-minute candle: what a certified rate is combined from. */
+export interface VenueBucketRow {
+  readonly bucket: Date;
+  readonly exchange: string;
+  readonly pv: string;
+  readonly volume: string;
+  readonly trades: string;
+}
 
 export interface CertifiedRate {
   readonly rate: number;

@@ -18,9 +18,13 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** What an audit signature or a certificate signs: canonical JSON of pair, rate, sources, time. */
-export function signedRatePayload(pair: string, rate: string, sources: readonly string[], time: string): string {
-  return canonicalJson({ pair, rate, sources, time });
+/**
+ * What an audit signature or a certificate signs: canonical JSON of pair, rate, sources, time, and
+ * for simulated data (make demo) `"market":"simulated"`, so a signature can never vouch for a
+ * simulated rate as a real one.
+ */
+export function signedRatePayload(pair: string, rate: string, sources: readonly string[], time: string, market: 'real' | 'simulated' = 'real'): string {
+  return canonicalJson({ pair, rate, sources, time, market: market === 'simulated' ? market : undefined });
 }
 
 export interface CertificateSigner {

@@ -16,6 +16,8 @@ export interface PresentOptions {
   readonly includeAudit?: boolean;
   readonly now: Date;
   readonly signer: CertificateSigner;
+  /** Where the data came from: a simulated rate's audit payload says so. */
+  readonly market?: 'real' | 'simulated';
 }
 
 export interface Assessment {
@@ -68,9 +70,9 @@ function notes(e: LiveEntry, a: Assessment): string {
   return parts.join(' ');
 }
 
-export function auditPayload(e: LiveEntry): string {
+export function auditPayload(e: LiveEntry, market: 'real' | 'simulated' = 'real'): string {
   const sources = e.calculation === 'synthetic' ? ['synthetic'] : e.used.map((s) => s.exchange);
-  return signedRatePayload(e.pair, String(num(e.rate)), sources, timestamp(e.time));
+  return signedRatePayload(e.pair, String(num(e.rate)), sources, timestamp(e.time), market);
 }
 
 /** `assessment`: pass it when the caller already made one for this entry and moment. */
@@ -114,7 +116,7 @@ export function presentLive(e: LiveEntry, o: PresentOptions, assessment?: Assess
     out.pricing = pricing;
   }
   if (o.includeAudit && atLeast(o.tier, 'enterprise')) {
-    out.audit = { signature: `sha256:${o.signer.hmac(auditPayload(e))}` };
+    out.audit = { signature: `sha256:${o.signer.hmac(auditPayload(e, o.market))}` };
   }
   return out;
 }

@@ -55,7 +55,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       if (q.min_confidence !== undefined && a.confidence < q.min_confidence) continue;
       data[pair] = presentLive(
         entry,
-        { tier, includeSynthetic: q.include_synthetic, includeSources: q.include_sources, includeAudit: q.include_audit, now, signer: deps.signer },
+        { tier, includeSynthetic: q.include_synthetic, includeSources: q.include_sources, includeAudit: q.include_audit, now, signer: deps.signer, market: deps.snapshot.market ?? deps.config.market },
         a,
       );
     }

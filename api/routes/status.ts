@@ -1,6 +1,8 @@
 // GET /v1/status: data freshness per pair and which venues are delivering.
 // A venue is failing for a pair when its last fetch failed, or when it has delivered no trade for
 // three of the contract's 5-minute collection intervals (15 minutes) although it lists the pair.
+// Beyond the contract, per pair: how far buckets are settled (certificates exist up to there) and
+// how many trades arrived in the last 24 hours for buckets already settled.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { timestamp } from '../format.js';
 import { type Operation } from '../operation.js';
@@ -31,6 +33,15 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       FROM venue_markets m
       LEFT JOIN venue_health h USING (exchange, pair)
       ORDER BY m.pair, m.exchange`;
+    const settlement = new Map(
+      (
+        await deps.sql<{ pair: string; settled_through: Date | null; late: number }[]>`
+          SELECT p.pair, s.settled_through,
+                 (SELECT coalesce(sum(l.trades), 0)::int FROM late_trades l WHERE l.pair = p.pair AND l.noticed_at > now() - INTERVAL '24 hours') AS late
+          FROM pairs p LEFT JOIN pair_settlement s USING (pair)
+          WHERE p.visibility = 'public'`
+      ).map((r) => [r.pair, r]),
+    );
     const now = Date.now();
     const pairs: StatusResponse['pairs'] = {};
     let fresh = 0;
@@ -52,6 +63,8 @@ export function mount(router: AppRouter, deps: AppDeps): void {
         age_seconds: age,
         sources_active: active,
         sources_failing: failing,
+        settled_through: settlement.get(pair)?.settled_through ? timestamp(settlement.get(pair)!.settled_through!) : null,
+        late_trades_24h: settlement.get(pair)?.late ?? 0,
       };
     }
     const overall = fresh === 0 ? 'outage' : fresh === deps.pairs.size && !anyFailing ? 'healthy' : 'degraded';

@@ -12,6 +12,17 @@ export interface EmbeddedDatabase {
   stop(): Promise<void>;
 }
 
+/** The data directory is held by another live process. */
+export class EmbeddedDatabaseBusy extends Error {
+  constructor(
+    readonly dataDir: string,
+    readonly pid: number,
+  ) {
+    super(`the embedded database ${dataDir} is in use by process ${pid}; stop it, or run this command through it (see README, "Make targets")`);
+    this.name = 'EmbeddedDatabaseBusy';
+  }
+}
+
 function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -33,12 +44,7 @@ function acquireLock(dataDir: string): () => void {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
   const holder = Number(fs.readFileSync(lockFile, 'utf8'));
-  if (holder && holder !== process.pid && pidAlive(holder)) {
-    throw new Error(
-      `the embedded database ${dataDir} is in use by process ${holder}; ` +
-        'stop it, or run this command through it (see README, "Make targets")',
-    );
-  }
+  if (holder && holder !== process.pid && pidAlive(holder)) throw new EmbeddedDatabaseBusy(dataDir, holder);
   fs.writeFileSync(lockFile, String(process.pid));
   return release;
 }

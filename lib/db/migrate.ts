@@ -5,6 +5,8 @@
 //    checksum differs from the one recorded in sql_objects is re-applied together with every file
 //    after it (dependants are dropped by its CASCADE and come back in order), each in its own
 //    transaction; re-created continuous aggregates are then refreshed in full from raw trades.
+//    That needs the raw trades: when retention has dropped some that candles were built from, the
+//    rebuild is refused rather than losing those candles.
 // Re-running with nothing changed is a no-op.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -13,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { runner } from 'node-pg-migrate';
 import type { Logger } from '../log.js';
 import { createPool } from './connect.js';
-import { refreshAggregates } from './refresh.js';
+import { refreshAggregates, resetFrontiers } from './refresh.js';
 
 const SQL_OBJECTS_LOCK = 7_202_611; // arbitrary, fixed: the advisory lock of the repeatable layer
 
@@ -71,6 +73,8 @@ export async function migrate(url: string, log: Logger, sqlDir = SQL_DIR): Promi
     const files = repeatableFiles(sqlDir);
     const firstChanged = files.findIndex((f) => recorded.get(f.name) !== f.checksum);
     if (firstChanged >= 0) {
+      const rebuilds = files.slice(firstChanged).some((f) => f.name.startsWith('aggregates/'));
+      if (rebuilds) await refuseCandleLoss(sql);
       for (const file of files.slice(firstChanged)) {
         await sql.begin(async (tx) => {
           await tx.unsafe(file.text);
@@ -80,13 +84,39 @@ export async function migrate(url: string, log: Logger, sqlDir = SQL_DIR): Promi
         });
         applied.push(file.name);
       }
-      if (files.slice(firstChanged).some((f) => f.name.startsWith('aggregates/'))) {
-        await refreshAggregates(sql, null, null);
+      if (rebuilds) {
+        const views = await sql<{ view_name: string }[]>`SELECT view_name FROM aggregate_refresh_plan`;
+        await resetFrontiers(sql, views.map((v) => v.view_name));
+        // a new database has nothing to materialise: the pipeline's first pass sets the frontiers
+        const [any] = await sql`SELECT 1 FROM trades LIMIT 1`;
+        if (any) await refreshAggregates(sql);
       }
     }
     if (applied.length > 0) log.info({ applied }, 'database migrated');
     return { applied };
   } finally {
     await sql.end({ timeout: 5 });
+  }
+}
+
+/**
+ * Re-creating an aggregate rebuilds it from raw trades. If retention (TRADES_RETENTION_DAYS) has
+ * dropped trades that the existing candles were built from, those candles would be lost: refuse.
+ */
+async function refuseCandleLoss(sql: ReturnType<typeof createPool>): Promise<void> {
+  let row: { candles_from: Date | null; trades_from: Date | null } | undefined;
+  try {
+    [row] = await sql<{ candles_from: Date | null; trades_from: Date | null }[]>`
+      SELECT (SELECT min(bucket) FROM candles_1d) AS candles_from, (SELECT min(time) FROM trades) AS trades_from`;
+  } catch {
+    return; // no candles yet (a new database): nothing to lose
+  }
+  const dayOf = (d: Date) => Math.floor(d.getTime() / 86_400_000) * 86_400_000;
+  if (row?.candles_from && (!row.trades_from || dayOf(row.trades_from) > row.candles_from.getTime())) {
+    throw new Error(
+      `an aggregate file changed, and re-creating the aggregates would rebuild them from raw trades, which are kept only from ${row.trades_from?.toISOString() ?? '(none)'} ` +
+        `(TRADES_RETENTION_DAYS) while candles go back to ${row.candles_from.toISOString()}: those candles would be lost. ` +
+        'Put the old file back, or add the change as a new aggregate file instead.',
+    );
   }
 }

@@ -1,9 +1,21 @@
-// Refreshes every continuous aggregate over a time range, parents first (aggregate_refresh_plan).
-// The embedded database has no background workers, so the pipeline calls this after every ingest;
-// on a real server the refresh policies do it too, and this makes fresh data visible at once.
+// Keeps every continuous aggregate materialised up to its newest closed bucket. The pipeline is the
+// one owner of refreshes, on the embedded database and on a server alike (no TimescaleDB refresh
+// policy; docs/decisions.md), and this is the one place that calls refresh_continuous_aggregate.
+//
+// Why a durable frontier: TimescaleDB materialises a window and moves its watermark to the window's
+// end; real-time aggregation serves only what lies past the watermark. A bucket left out of every
+// window (all its trades arrived while it was open, and the cycle that closed it brought none of
+// its trades) would fall behind the watermark unmaterialised, and vanish. So each aggregate keeps
+// `refreshed_to` in aggregate_frontier, and every pass refreshes [frontier, newest closed bucket):
+// no closed bucket is ever skipped, whatever a cycle brought. Trades stored below a frontier (late
+// trades, backfills) leave a row in refresh_requests (written by pipeline/store.ts before the
+// insert), and the pass starts each aggregate at the earliest such request instead. TimescaleDB
+// itself only re-materialises the invalidated parts of a window, so a wide window costs little.
 import type { Sql } from './connect.js';
 
 const MS = { second: 1_000, minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
+/** Waits between attempts when a refresh of the same aggregate is running elsewhere (55P03). */
+const CONCURRENT_REFRESH_WAITS_MS = [250, 500, 1_000, 2_000, 4_000, 8_000, 15_000];
 
 /** '00:05:00' or '1 day' (PostgreSQL interval output) in milliseconds. */
 export function intervalMs(text: string): number {
@@ -16,21 +28,76 @@ export function intervalMs(text: string): number {
   return ms;
 }
 
+export interface RefreshedWindow {
+  readonly view: string;
+  readonly from: Date | null;
+  readonly to: Date;
+}
+
+export interface RefreshOptions {
+  /** The clock (tests and benchmarks drive it). */
+  readonly now?: Date;
+  /** Waits between attempts on 55P03 (a concurrent refresh elsewhere). */
+  readonly retryWaitsMs?: readonly number[];
+}
+
 /**
- * Refresh [from, to] in every aggregate; from = null means from the beginning. TimescaleDB only
- * refreshes whole buckets inside the window, so each level's window is widened to its own bucket
- * edges, but never into the bucket still open at `now`: that one is served by real-time
- * aggregation, so trades arriving later in it are seen without another refresh.
+ * Brings every aggregate, parents first (aggregate_refresh_plan), up to its newest closed bucket at
+ * `now`: from its frontier, or from the earliest pending refresh request if that is older, or from
+ * the very beginning for an aggregate that has no frontier yet (new, or just re-created). The
+ * bucket still open at `now` is left to real-time aggregation, so trades arriving in it later show
+ * without another refresh. Returns the windows refreshed. Requests are deleted only once every
+ * aggregate has covered them; a failure leaves them, and the frontier of whatever did not finish,
+ * for the next pass.
  */
-export async function refreshAggregates(sql: Sql, from: Date | null, to: Date | null, now = new Date()): Promise<void> {
-  const plan = await sql<{ view_name: string; bucket_width: string }[]>`
-    SELECT view_name, bucket_width::text FROM aggregate_refresh_plan`;
-  for (const { view_name, bucket_width } of plan) {
+export async function refreshAggregates(sql: Sql, opts: RefreshOptions = {}): Promise<RefreshedWindow[]> {
+  const now = (opts.now ?? new Date()).getTime();
+  const [pending] = await sql<{ upto: string | null; earliest: Date | null }[]>`
+    SELECT max(id)::text AS upto, min(from_time) AS earliest FROM refresh_requests`;
+  const plan = await sql<{ view_name: string; bucket_width: string; refreshed_to: Date | null }[]>`
+    SELECT p.view_name, p.bucket_width::text, f.refreshed_to
+    FROM aggregate_refresh_plan p LEFT JOIN aggregate_frontier f USING (view_name)
+    ORDER BY p.depth, p.view_name`;
+  const windows: RefreshedWindow[] = [];
+  for (const { view_name, bucket_width, refreshed_to } of plan) {
     const width = intervalMs(bucket_width);
-    const openBucket = Math.floor(now.getTime() / width) * width;
-    const start = from && Math.floor(from.getTime() / width) * width;
-    const end = Math.min(openBucket, to ? (Math.floor(to.getTime() / width) + 1) * width : openBucket);
+    const end = Math.floor(now / width) * width; // the start of the bucket still open at `now`
+    let start: number | null = refreshed_to ? refreshed_to.getTime() : null;
+    if (start !== null && pending?.earliest) start = Math.min(start, Math.floor(pending.earliest.getTime() / width) * width);
     if (start !== null && start >= end) continue;
-    await sql`CALL refresh_continuous_aggregate(${view_name}::regclass, ${start === null ? null : new Date(start)}::timestamptz, ${new Date(end)}::timestamptz)`;
+    await refreshWindow(sql, view_name, start === null ? null : new Date(start), new Date(end), opts.retryWaitsMs);
+    await sql`
+      INSERT INTO aggregate_frontier (view_name, refreshed_to) VALUES (${view_name}, ${new Date(end)})
+      ON CONFLICT (view_name) DO UPDATE
+        SET refreshed_to = GREATEST(aggregate_frontier.refreshed_to, excluded.refreshed_to), updated_at = now()`;
+    windows.push({ view: view_name, from: start === null ? null : new Date(start), to: new Date(end) });
+  }
+  if (pending?.upto) await sql`DELETE FROM refresh_requests WHERE id <= ${pending.upto}`;
+  return windows;
+}
+
+/**
+ * Forgets the frontier of re-created aggregates, so the next pass materialises them from the
+ * beginning (lib/db/migrate.ts, after an aggregate file changed).
+ */
+export async function resetFrontiers(sql: Sql, views: readonly string[]): Promise<void> {
+  await sql`DELETE FROM aggregate_frontier WHERE view_name = ANY(${views as string[]}::text[])`;
+}
+
+/**
+ * One refresh_continuous_aggregate call. TimescaleDB 2.27+ refuses a refresh that overlaps one
+ * running elsewhere (an operator's, or another afrates process's) with SQLSTATE 55P03 instead of
+ * waiting; this waits and retries, and gives up (the frontier stays, the next pass retries) after
+ * about half a minute.
+ */
+async function refreshWindow(sql: Sql, view: string, from: Date | null, to: Date, waits: readonly number[] = CONCURRENT_REFRESH_WAITS_MS): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await sql`CALL refresh_continuous_aggregate(${view}::regclass, ${from}::timestamptz, ${to}::timestamptz)`;
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== '55P03' || attempt >= waits.length) throw err;
+      await new Promise((r) => setTimeout(r, waits[attempt]! * (0.75 + Math.random() / 2)));
+    }
   }
 }

@@ -12,7 +12,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { FaultBook, isFault } from './faults.js';
 import { GeneratedMarket } from './market.js';
 import { loadReplay } from './replay.js';
-import { SIM_FX_PREFIXES, SIM_VENUES, type Fault, type SimTrade, type TradeSource } from './types.js';
+import { SIM_FX_PREFIXES, SIM_VENUES, type Fault, type FxSourceId, type SimTrade, type TradeSource } from './types.js';
 import { binanceWire } from './venues/binance.js';
 import { coinbaseWire, exchangeRateApiWire } from './venues/fx.js';
 import { lunoWire } from './venues/luno.js';
@@ -21,6 +21,15 @@ import { valrWire } from './venues/valr.js';
 import type { Wire, WireContext } from './wire.js';
 
 export type { Fault, FaultKind, SimTrade } from './types.js';
+
+/** One FX source's report at one moment: units of each currency per 1 USD. */
+export interface FxReport {
+  readonly source: FxSourceId;
+  readonly observedAt: number;
+  /** The source's own update time. */
+  readonly updatedAt: number;
+  readonly rates: Readonly<Record<string, number>>;
+}
 
 export interface SimOptions {
   /** Default 1; same seed + same clock => same trades. */
@@ -44,6 +53,11 @@ export interface SimMarket {
   served(venue: string, pair: string): SimTrade[];
   /** venue -> pairs it lists, e.g. { luno: ['BTCNGN', ...] }. */
   listings(): Record<string, string[]>;
+  /**
+   * What each FX source reported every `everyMs` in [from, to): the history `make demo` seeds,
+   * since the real FX endpoints (and so their simulated wire) serve only the latest rates.
+   */
+  fxHistory(from: number, to: number, everyMs: number): FxReport[];
   stop(): Promise<void>;
 }
 
@@ -195,6 +209,16 @@ export async function startSimMarket(options: SimOptions = {}): Promise<SimMarke
     },
     listings() {
       return Object.fromEntries(Object.entries(source.listings()).map(([v, pairs]) => [v, [...pairs]]));
+    },
+    fxHistory(from, to, everyMs) {
+      const out: FxReport[] = [];
+      for (let t = from; t < to; t += everyMs) {
+        for (const id of ['exchangerate_api', 'coinbase'] as const) {
+          const snapshot = source.fx(id, t);
+          if (snapshot) out.push({ source: id, observedAt: t, updatedAt: snapshot.updatedAt, rates: snapshot.rates });
+        }
+      }
+      return out;
     },
     stop() {
       stopping ??= new Promise<void>((resolve) => {

@@ -28,6 +28,11 @@ export interface Venue {
    * 0 = only the venue's most recent trades (no backfill possible).
    */
   readonly historyMs?: number;
+  /**
+   * fetchTrades walks back from now to `since`, and takes `params.until` (ms) to walk back from
+   * there instead: a backfill of an old day then reads that day, not everything since.
+   */
+  readonly takesUntil?: boolean;
   /** A ccxt exchange with built-in rate limiting off (bottleneck owns pacing). */
   create(options?: VenueOptions): Exchange;
 }

@@ -18,10 +18,12 @@
 // a page short of 100 is all of them (caught up: one call, the steady state). A full page means
 // more: it walks back with beforeId (startTime still `since`) until a page comes back short, then
 // returns the oldest 100 and keeps the rest, so the calls that follow (since = the last trade
-// handed out) are served from memory. So from the collector's point of view: ascending trades
-// from `since`, up to 100, a full page whenever there is more, and one API call per 100 trades. A
-// walk is bounded to 12 calls per fetchTrades (spaced by the rate limit); a longer one returns an
-// empty page and carries on at the next call with the same `since` (the collector's next cycle).
+// handed out) are served from memory; the last, short page always comes from a fresh call, so a
+// short page always means "caught up as of now". A walk has no cap: it goes on (spaced by the rate
+// limit) until it reaches `since`, so a long backlog is never cut short. `params.until` (ms, the
+// ccxt convention) walks back from then instead of now (endTime): a backfill reads its own day.
+// So from the collector's point of view: ascending trades from `since`, up to 100, a full page
+// whenever there is more, and one API call per 100 trades.
 import {
   BadRequest,
   BadResponse,
@@ -44,8 +46,6 @@ interface BufferedTrade {
 }
 
 export class Valr extends PublicRestExchange {
-  /** Per market: a walk back to some `since` that an earlier call left unfinished. */
-  private readonly walks = new Map<string, { since: number; pages: ValrTrade[][]; beforeId: string | undefined }>();
   /** Per market: the trades of a finished walk, oldest first, still to be handed out. */
   private readonly buffers = new Map<string, BufferedTrade[]>();
 
@@ -73,9 +73,7 @@ export class Valr extends PublicRestExchange {
       },
       precisionMode: functions.TICK_SIZE,
       options: {
-        /** Most calls one fetchTrades(symbol, since) may make walking back to `since`. */
-        maxCalls: 12,
-        /** Pause between those calls (undefined: rateLimit). */
+        /** Pause between the calls of one walk (undefined: rateLimit). */
         callSpacingMs: undefined,
       },
       exceptions: {
@@ -147,58 +145,49 @@ export class Valr extends PublicRestExchange {
     const market = this.market(symbol);
     const marketId = market.id as string;
     const pageSize = Math.min(limit ?? PAGE, PAGE);
+    const until = this.safeInteger(params, 'until');
+    const rest = this.omit(params, 'until');
     if (since === undefined || since === null) {
-      const page = await this.tradesPage(this.extend({ currencyPair: market.id, limit: pageSize }, params));
+      const page = await this.tradesPage(this.extend({ currencyPair: market.id, limit: pageSize }, rest));
       return this.parseTrades(page as unknown as Dict[], market, undefined, limit);
     }
-    // Serve from a completed walk when it covers `since`.
+    // Serve a full page from a finished walk that covers `since`; the last (short) page is asked
+    // afresh below, so that it also holds whatever traded since the walk.
     const buffered = this.buffers.get(marketId);
-    if (buffered !== undefined) {
-      const first = buffered[0];
-      if (first !== undefined && since >= first.time) {
-        const rest = buffered.filter((t) => t.time >= since);
-        if (rest.length > pageSize) return this.parseTrades(rest.slice(0, pageSize).map((t) => t.raw), market, since, limit);
-        this.buffers.delete(marketId);
-        if (rest.length > 0) return this.parseTrades(rest.map((t) => t.raw), market, since, limit);
-      } else {
-        this.buffers.delete(marketId);
+    this.buffers.delete(marketId);
+    const first = buffered?.[0];
+    if (buffered !== undefined && first !== undefined && since >= first.time) {
+      const left = buffered.filter((t) => t.time >= since);
+      if (left.length > pageSize) {
+        this.buffers.set(marketId, left);
+        return this.parseTrades(left.slice(0, pageSize).map((t) => t.raw), market, since, limit);
       }
     }
-    // Walk back from now to `since` (or carry on a walk an earlier call left unfinished).
-    let walk = this.walks.get(marketId);
-    if (walk === undefined || walk.since !== since) {
-      walk = { since, pages: [], beforeId: undefined };
-      this.walks.set(marketId, walk);
-    }
-    const maxCalls = this.safeInteger(this.options, 'maxCalls') ?? 12;
+    // Walk back from `until` (or now) to `since`, a page at a time, as far as it takes.
     const spacing = this.safeInteger(this.options, 'callSpacingMs') ?? this.rateLimit ?? 0;
-    let reachedSince = false;
-    for (let calls = 0; calls < maxCalls; calls++) {
-      if (calls > 0 && spacing > 0) await this.sleep(spacing);
+    const pages: ValrTrade[][] = [];
+    let beforeId: string | undefined;
+    for (;;) {
+      if (pages.length > 0 && spacing > 0) await this.sleep(spacing);
       const request: Dict = { currencyPair: market.id, limit: PAGE, startTime: this.iso8601(since) };
-      if (walk.beforeId !== undefined) request.beforeId = walk.beforeId;
-      let page = await this.tradesPage(this.extend(request, params));
-      if (page.length === 0 && walk.pages.length > 0) {
+      if (until !== undefined) request.endTime = this.iso8601(until);
+      if (beforeId !== undefined) request.beforeId = beforeId;
+      let page = await this.tradesPage(this.extend(request, rest));
+      if (page.length === 0 && pages.length > 0) {
         // After a full page, an empty one means "exactly a multiple of 100"; ask once more, so that
         // one silently empty answer cannot cut the walk short (and leave a gap).
         if (spacing > 0) await this.sleep(spacing);
-        page = await this.tradesPage(this.extend(request, params));
+        page = await this.tradesPage(this.extend(request, rest));
       }
-      walk.pages.push(page);
-      if (page.length < PAGE) {
-        reachedSince = true;
-        break;
-      }
-      walk.beforeId = this.oldestId(page);
+      pages.push(page);
+      if (page.length < PAGE) break;
+      beforeId = this.oldestId(page);
     }
-    if (!reachedSince) return []; // more to walk: the next call with the same `since` carries on
-    this.walks.delete(marketId);
-    const all = walk.pages.flat();
-    if (walk.pages.length === 1) return this.parseTrades(all as unknown as Dict[], market, since, limit);
+    if (pages.length === 1) return this.parseTrades(pages[0] as unknown as Dict[], market, since, limit);
     // Oldest first; the walk is served a page at a time by the calls that follow.
     const seen = new Set<string>();
     const trades: BufferedTrade[] = [];
-    for (const raw of all) {
+    for (const raw of pages.flat()) {
       if (seen.has(raw.id)) continue;
       seen.add(raw.id);
       trades.push({ time: this.parse8601(raw.tradedAt) ?? since, raw: raw as unknown as Dict });
@@ -276,11 +265,12 @@ export const valr: Venue = {
   pageSize: PAGE,
   // startTime reaches the whole public history: no published bound.
   historyMs: undefined,
+  takesUntil: true,
   create(options: VenueOptions = {}) {
     const exchange = new Valr({
       ...baseConfig(options.timeoutMs),
-      // Against the simulator the calls of one walk need no spacing, and one call may walk further.
-      ...(options.simUrl ? { options: { callSpacingMs: 0, maxCalls: 100 } } : {}),
+      // Against the simulator the calls of one walk need no spacing.
+      ...(options.simUrl ? { options: { callSpacingMs: 0 } } : {}),
     });
     if (options.simUrl) pointAtSim(exchange, options.simUrl);
     return exchange;

@@ -4,8 +4,8 @@
 -- (per-venue low/high), historical verification (sources_count, dispersion), status.
 -- pv = sum(price x amount) and volume = sum(amount) are carried so VWAP = pv / volume stays exact
 -- when buckets are combined; never average VWAPs.
--- Refresh: the pipeline refreshes the touched range after every ingest; the policy below does the
--- same on a real server (3 days back covers late trades from a venue that was down for a while).
+-- Refresh: by the pipeline only (lib/db/refresh.ts), from its durable frontier up to the newest
+-- closed bucket after every cycle, and again wherever late trades land; no TimescaleDB policy.
 DROP MATERIALIZED VIEW IF EXISTS candles_5m_by_exchange CASCADE;
 
 CREATE MATERIALIZED VIEW candles_5m_by_exchange
@@ -24,7 +24,3 @@ SELECT time_bucket(INTERVAL '5 minutes', time) AS bucket,
 FROM trades
 GROUP BY time_bucket(INTERVAL '5 minutes', time), pair, exchange
 WITH NO DATA;
-
-SELECT add_continuous_aggregate_policy('candles_5m_by_exchange',
-  start_offset => INTERVAL '3 days', end_offset => INTERVAL '1 minute',
-  schedule_interval => INTERVAL '1 minute', if_not_exists => true);

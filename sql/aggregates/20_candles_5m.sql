@@ -2,7 +2,7 @@
 -- Source: trades (not candles_5m_by_exchange: open/close across venues need the trade times).
 -- Bucket: 5 minutes. Read by: GET /v1/rates/historical?interval=5m, synthetic prices (the
 -- *USDT pairs), premium, certificates, indices.
--- Refresh: as candles_5m_by_exchange.
+-- Refresh: as candles_5m_by_exchange (pipeline only, from its frontier; no policy).
 DROP MATERIALIZED VIEW IF EXISTS candles_5m CASCADE;
 
 CREATE MATERIALIZED VIEW candles_5m
@@ -21,7 +21,3 @@ SELECT time_bucket(INTERVAL '5 minutes', time) AS bucket,
 FROM trades
 GROUP BY time_bucket(INTERVAL '5 minutes', time), pair
 WITH NO DATA;
-
-SELECT add_continuous_aggregate_policy('candles_5m',
-  start_offset => INTERVAL '3 days', end_offset => INTERVAL '1 minute',
-  schedule_interval => INTERVAL '1 minute', if_not_exists => true);

@@ -2,7 +2,7 @@
 -- open/close come from the first/last 5-minute bucket by trade time; pv and volume are summed, so
 -- the hourly VWAP is exact (sum pv / sum volume), not an average of 5-minute VWAPs.
 -- Read by: GET /v1/rates/historical?interval=1h (the default), premium?interval=1h.
--- Refresh: after candles_5m, for the same touched hours.
+-- Refresh: after candles_5m in the same pass, up to the newest closed hour (no policy).
 DROP MATERIALIZED VIEW IF EXISTS candles_1h CASCADE;
 
 CREATE MATERIALIZED VIEW candles_1h
@@ -21,7 +21,3 @@ SELECT time_bucket(INTERVAL '1 hour', bucket) AS bucket,
 FROM candles_5m
 GROUP BY time_bucket(INTERVAL '1 hour', bucket), pair
 WITH NO DATA;
-
-SELECT add_continuous_aggregate_policy('candles_1h',
-  start_offset => INTERVAL '3 days', end_offset => INTERVAL '5 minutes',
-  schedule_interval => INTERVAL '5 minutes', if_not_exists => true);

@@ -1,6 +1,6 @@
 -- candles_1d: daily OHLCV per pair (UTC days), hierarchical on candles_1h.
 -- Read by: GET /v1/rates/historical?interval=1d, GET /v1/rates/eod, premium?interval=1d.
--- Refresh: after candles_1h, for the same touched days.
+-- Refresh: after candles_1h in the same pass, up to the newest closed day (no policy).
 DROP MATERIALIZED VIEW IF EXISTS candles_1d CASCADE;
 
 CREATE MATERIALIZED VIEW candles_1d
@@ -19,7 +19,3 @@ SELECT time_bucket(INTERVAL '1 day', bucket) AS bucket,
 FROM candles_1h
 GROUP BY time_bucket(INTERVAL '1 day', bucket), pair
 WITH NO DATA;
-
-SELECT add_continuous_aggregate_policy('candles_1d',
-  start_offset => INTERVAL '3 days', end_offset => INTERVAL '1 hour',
-  schedule_interval => INTERVAL '1 hour', if_not_exists => true);

@@ -24,11 +24,13 @@ describe('certificates', () => {
     }
   });
 
-  it('list one certificate per 5-minute VWAP, newest first, with download paths', async () => {
+  it('list one certificate per settled 5-minute VWAP, newest first, with download paths', async () => {
     const res = await t.get('/v1/certificates/BTCNGN?limit=1000', t.keys.enterprise);
     expect(res.status).toBe(200);
-    // closed buckets only: the one still open would change under its signature
-    const buckets = ref.candles(t.trades.filter((x) => x.pair === 'BTCNGN'), '5m').filter((c) => c.bucket + 300_000 <= Date.now());
+    // settled buckets only (here by the lag: SETTLE_AFTER_SECONDS after they end)
+    const settled = Math.floor((Date.now() - t.config.settleAfterSeconds * 1000) / 300_000) * 300_000;
+    const buckets = ref.candles(t.trades.filter((x) => x.pair === 'BTCNGN'), '5m').filter((c) => c.bucket + 300_000 <= settled);
+    expect(buckets.length).toBeGreaterThan(10);
     expect(res.body.count).toBe(buckets.length);
     const newest = buckets.at(-1)!;
     expect(ref.closeTo(res.body.certificates[0].rate, newest.vwap, 1e-10)).toBe(true);
@@ -65,10 +67,14 @@ describe('certificates', () => {
     expect(crypto.verify(null, Buffer.from(tampered), publicKey, Buffer.from(cert.audit.ed25519_signature, 'base64'))).toBe(false);
   });
 
-  it('are not issued for the bucket still open', async () => {
-    const open = new Date(Math.floor(Date.now() / 300_000) * 300_000).toISOString().replace('.000Z', '%2B00:00');
-    const res = await t.get(`/v1/certificates/BTCNGN/${open}`, t.keys.enterprise);
-    expect(res.status).toBe(404);
+  it('are not issued for a bucket still open, nor for one closed but not settled yet', async () => {
+    const open = Math.floor(Date.now() / 300_000) * 300_000;
+    for (const bucket of [open, open - 300_000]) {
+      const at = new Date(bucket).toISOString().replace('.000Z', '%2B00:00');
+      const res = await t.get(`/v1/certificates/BTCNGN/${at}`, t.keys.enterprise);
+      expect(res.status).toBe(404);
+      expect(res.body.message).toMatch(/settle/);
+    }
   });
 
   it('answers 404 for a time without a published rate', async () => {

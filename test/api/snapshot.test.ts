@@ -17,8 +17,8 @@ afterAll(async () => {
 });
 
 async function trade(exchange: string, price: number, at = Date.now() - 1_000) {
-  const r = await insertTrades(db.sql, [{ time: new Date(at), exchange, pair: 'BTCZAR', tradeId: `t${++n}`, price, amount: 1, side: 'buy' }]);
-  await refreshAggregates(db.sql, r.from, r.to);
+  await insertTrades(db.sql, [{ time: new Date(at), exchange, pair: 'BTCZAR', tradeId: `t${++n}`, price, amount: 1, side: 'buy' }]);
+  await refreshAggregates(db.sql);
 }
 
 describe('outliers', () => {
@@ -35,8 +35,8 @@ describe('outliers', () => {
 
     // back to 4% off: under the limit, but not under half of it -> still out
     const insertBig = async (exchange: string, price: number) => {
-      const r = await insertTrades(db.sql, [{ time: new Date(Date.now() - 500), exchange, pair: 'BTCZAR', tradeId: `t${++n}`, price, amount: 1000, side: 'buy' }]);
-      await refreshAggregates(db.sql, r.from, r.to);
+      await insertTrades(db.sql, [{ time: new Date(Date.now() - 500), exchange, pair: 'BTCZAR', tradeId: `t${++n}`, price, amount: 1000, side: 'buy' }]);
+      await refreshAggregates(db.sql);
     };
     await insertBig('binance', 1_040_000);
     await snapshot.refresh();
@@ -58,8 +58,8 @@ describe('an API-only process', () => {
     const before = snapshot.get('BTCZAR')!.rate;
     snapshot.follow(50);
     await new Promise((r) => setTimeout(r, 200));
-    const r = await insertTrades(db.sql, [{ time: new Date(), exchange: 'luno', pair: 'BTCZAR', tradeId: `t${++n}`, price: 2_000_000, amount: 1000, side: 'buy' }]);
-    await refreshAggregates(db.sql, r.from, r.to);
+    await insertTrades(db.sql, [{ time: new Date(), exchange: 'luno', pair: 'BTCZAR', tradeId: `t${++n}`, price: 2_000_000, amount: 1000, side: 'buy' }]);
+    await refreshAggregates(db.sql);
     await db.sql`INSERT INTO ingest_cycles (kind, market, started_at, finished_at) VALUES ('trades', 'real', now(), now())`;
     await expect.poll(() => snapshot.get('BTCZAR')!.rate, { timeout: 3_000 }).not.toBe(before);
     snapshot.stop();

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.js';
 import type { Database } from '../../lib/db/connect.js';
-import { collect } from '../../pipeline/collect.js';
+import { collect, readWatermark } from '../../pipeline/collect.js';
 import { Pipeline } from '../../pipeline/runner.js';
 import { startSimMarket, type SimMarket } from '../../pipeline/sim/index.js';
 import { venueById, venues } from '../../pipeline/venues/index.js';
@@ -86,13 +86,14 @@ describe('collection cycle', () => {
       return work();
     };
     // a page size of 5 makes several pages; the "process" dies after the first
-    const stored: Array<[Date, Date]> = [];
-    const died = collect(db.sql, { venue: { ...venue, pageSize: 5 }, exchange, symbol: 'BTC/NGN', pair: 'BTCNGN' }, dying, {
-      startAt: 0,
-      onStored: (from, to) => stored.push([from, to]),
-    });
+    await db.sql`DELETE FROM refresh_requests`;
+    const before = await readWatermark(db.sql, 'luno', 'BTCNGN');
+    const died = collect(db.sql, { venue: { ...venue, pageSize: 5 }, exchange, symbol: 'BTC/NGN', pair: 'BTCNGN' }, dying, { startAt: 0 });
     await expect(died).rejects.toThrow('killed');
-    expect(stored).toHaveLength(1); // what the first page stored is still known, for the refresh
+    // what the first page stored is on record for the next refresh, though this process is gone
+    const requests = await db.sql<{ from_time: Date }[]>`SELECT from_time FROM refresh_requests`;
+    expect(requests).toHaveLength(1);
+    expect(requests[0]!.from_time.getTime()).toBe(before!.time.getTime()); // the page began at the watermark
     const p = pipeline(); // a fresh process: everything it knows comes from the database
     const report = await p.runTradeCycle();
     expect(report.errors).toEqual([]);

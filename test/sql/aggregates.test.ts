@@ -76,7 +76,7 @@ beforeAll(async () => {
   const result = await insertTrades(db.sql, trades);
   expect(result.inserted).toBe(trades.length);
   await insertFxRates(db.sql, fx);
-  await refreshAggregates(db.sql, result.from, result.to);
+  await refreshAggregates(db.sql);
 });
 
 afterAll(async () => {
@@ -105,7 +105,7 @@ describe('candles', () => {
     const result = await insertTrades(db.sql, late);
     expect(result.inserted).toBe(2);
     trades = [...trades, ...late];
-    await refreshAggregates(db.sql, result.from, result.to);
+    await refreshAggregates(db.sql);
     await expectAllLevelsMatch();
   });
 

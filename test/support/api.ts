@@ -7,7 +7,9 @@ import { Redis } from 'ioredis';
 import { loadConfig, type Config } from '../../lib/config.js';
 import type { Database } from '../../lib/db/connect.js';
 import { refreshAggregates } from '../../lib/db/refresh.js';
+import { issueCertificates } from '../../api/certificates/issue.js';
 import { buildDeps, startApi, type RunningApi } from '../../api/server.js';
+import { settle } from '../../pipeline/settle.js';
 import type { Tier } from '../../api/tiers.js';
 import { insertFxRates, insertTrades, type TradeRow } from '../../pipeline/store.js';
 import { openTestDatabase, testLog } from './db.js';
@@ -77,7 +79,7 @@ export async function seedMarket(db: Database, hours: number): Promise<{ trades:
   const trades = generateTrades({ seed: 11, start, hours: (now - 30_000 - start.getTime()) / 3_600_000, listings: LISTINGS, tradesPerHour: 24 });
   const stored = await insertTrades(db.sql, trades);
   await insertFxRates(db.sql, generateFx(start, hours + 1));
-  await refreshAggregates(db.sql, stored.from, stored.to);
+  await refreshAggregates(db.sql);
   for (const [pair, venues] of Object.entries(LISTINGS)) {
     for (const venue of venues) {
       await db.sql`INSERT INTO venue_markets (exchange, pair, symbol) VALUES (${venue}, ${pair}, ${pair}) ON CONFLICT DO NOTHING`;
@@ -104,6 +106,13 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
   redis?.on('error', () => {}); // a Redis that is down is the test's subject, not a crash
   const deps = await buildDeps(config, testLog, db.sql, { redis, namespace, now: opts.now });
   await deps.snapshot.refresh();
+  if (!opts.db) {
+    // what the pipeline does after a cycle: settle (by the lag: no venue has reported where it
+    // stands) and certify the settled buckets, signed with this server's keys
+    await settle(db.sql, new Date(), config.settleAfterSeconds, (ranges) =>
+      issueCertificates(db.sql, ranges, { signer: deps.signer, issuerUrl: config.publicUrl, market: config.market }),
+    );
+  }
   const api = await startApi(deps, '127.0.0.1', 0);
   const keys = {} as Record<Tier, string>;
   for (const tier of ['free', 'builder', 'professional', 'enterprise'] as const) {

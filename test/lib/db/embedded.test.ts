@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../lib/config.js';
 import { openDatabase } from '../../../lib/db/connect.js';
 import { refreshAggregates } from '../../../lib/db/refresh.js';
+import { insertTrades } from '../../../pipeline/store.js';
 import { testLog } from '../../support/db.js';
 
 const varDir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-var-'));
@@ -16,9 +17,8 @@ afterAll(() => fs.rmSync(varDir, { recursive: true, force: true }));
 describe('embedded TimescaleDB', () => {
   it('finds its data after a restart, and refuses a second process meanwhile', async () => {
     const first = await openDatabase(config, testLog);
-    await first.sql`INSERT INTO trades (time, exchange, pair, trade_id, price, amount) VALUES
-      ('2026-02-01T00:00:00Z', 'luno', 'BTCNGN', '1', 150000000, 0.5)`;
-    await refreshAggregates(first.sql, new Date('2026-02-01T00:00:00Z'), new Date('2026-02-01T00:00:00Z'));
+    await insertTrades(first.sql, [{ time: new Date('2026-02-01T00:00:00Z'), exchange: 'luno', pair: 'BTCNGN', tradeId: '1', price: 150000000, amount: 0.5, side: null }]);
+    await refreshAggregates(first.sql);
     fs.writeFileSync(`${config.dataDir}.lock`, String(process.ppid)); // another live process holds it
     await expect(openDatabase(config, testLog)).rejects.toThrow(/in use by process/);
     fs.writeFileSync(`${config.dataDir}.lock`, String(process.pid));
@@ -29,9 +29,8 @@ describe('embedded TimescaleDB', () => {
       const candles = await second.sql`SELECT close::float8 AS close FROM candles WHERE pair = 'BTCNGN' AND interval = '1d'`;
       expect(candles).toEqual([{ close: 150000000 }]);
       // hypertable inserts and cagg refreshes still work on the reopened directory
-      await second.sql`INSERT INTO trades (time, exchange, pair, trade_id, price, amount) VALUES
-        ('2026-02-01T00:03:00Z', 'luno', 'BTCNGN', '2', 160000000, 0.5)`;
-      await refreshAggregates(second.sql, new Date('2026-02-01T00:03:00Z'), new Date('2026-02-01T00:03:00Z'));
+      await insertTrades(second.sql, [{ time: new Date('2026-02-01T00:03:00Z'), exchange: 'luno', pair: 'BTCNGN', tradeId: '2', price: 160000000, amount: 0.5, side: null }]);
+      await refreshAggregates(second.sql);
       const after = await second.sql`SELECT close::float8 AS close FROM candles WHERE pair = 'BTCNGN' AND interval = '1d'`;
       expect(after).toEqual([{ close: 160000000 }]);
     } finally {

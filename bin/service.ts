@@ -1,0 +1,115 @@
+// The composition root: starts what this process runs (ROLE: all, api or pipeline) on one database,
+// wires the pipeline to the API's parts (live snapshot refresh after each cycle, certificates for
+// newly settled buckets), and stops it all in reverse order. `make run` and `make demo` come
+// through here. It sits above pipeline/ and api/, so neither has to import the other.
+import path from 'node:path';
+import type { Config } from '../lib/config.js';
+import { openDatabase, type Database } from '../lib/db/connect.js';
+import type { Logger } from '../lib/log.js';
+import { startAdmin } from '../api/admin/server.js';
+import { issueCertificates } from '../api/certificates/issue.js';
+import { createSigner } from '../api/certificates/signer.js';
+import { LiveSnapshot } from '../api/live/snapshot.js';
+import { buildDeps, startApi, type RunningApi } from '../api/server.js';
+import { Pipeline } from '../pipeline/runner.js';
+import { venues } from '../pipeline/venues/index.js';
+
+export interface Service {
+  readonly db: Database;
+  readonly api: RunningApi | null;
+  readonly pipeline: Pipeline | null;
+  stop(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  /** Start the pipeline's loops (default true); false leaves that to the caller (the demo first loads history). */
+  readonly collect?: boolean;
+}
+
+export async function startService(config: Config, log: Logger, opts: ServiceOptions = {}): Promise<Service> {
+  const db = await openDatabase(config, log);
+  // What was started, to stop in reverse order: every step runs even if one before it fails.
+  const closers: Array<[string, () => Promise<void> | void]> = [['database', () => db.close()]];
+  const stop = async () => {
+    let failed: unknown;
+    for (const [name, close] of closers.reverse()) {
+      try {
+        await close();
+      } catch (err) {
+        log.error({ err, part: name }, 'stopping failed');
+        failed ??= err;
+      }
+    }
+    closers.length = 0;
+    if (failed) throw failed;
+  };
+  let api: RunningApi | null = null;
+  let pipeline: Pipeline | null = null;
+  try {
+    const snapshot = new LiveSnapshot(db.sql, log);
+    closers.push(['snapshot', () => snapshot.stop()]);
+    await snapshot.refresh();
+    const signer = createSigner({ hmacSecret: config.certSecret, ed25519PrivateKeyPem: config.certEd25519Key, keyDir: path.join(config.varDir, 'keys') });
+    if (config.role !== 'pipeline') {
+      const deps = await buildDeps(config, log, db.sql, { snapshot, signer });
+      closers.push(['redis', () => deps.redis?.disconnect()]);
+      api = await startApi(deps);
+      closers.push(['api', () => api!.close()]);
+      const admin = await startAdmin(deps.keys, config.varDir, config.adminPort, log);
+      closers.push(['admin endpoint', () => admin.close()]);
+    }
+    if (config.role !== 'api') {
+      pipeline = new Pipeline({
+        config,
+        log,
+        sql: db.sql,
+        venues,
+        onCycle: () => snapshot.refresh(),
+        certify: async (ranges) => {
+          const issued = await issueCertificates(db.sql, ranges, { signer, issuerUrl: config.publicUrl, market: config.market });
+          if (issued > 0) log.info({ issued }, 'certificates issued for settled buckets');
+        },
+        // the embedded database has no job scheduler: the pipeline runs compression and retention
+        runStorageJobs: db.kind === 'embedded',
+        // the simulated market is local and unlimited; real venues get their published pacing
+        unpaced: config.market === 'simulated',
+      });
+      const p = pipeline;
+      closers.push(['pipeline', () => p.stop()]);
+    } else {
+      snapshot.follow(); // another process runs the pipeline: notice its cycles
+    }
+    if (opts.collect !== false) pipeline?.start();
+    return { db, api, pipeline, stop };
+  } catch (err) {
+    await stop().catch(() => {});
+    throw err;
+  }
+}
+
+/**
+ * Stops the service cleanly on SIGINT/SIGTERM. `make run` runs under tsx, which passes a Ctrl-C on
+ * to this process while the terminal sends it too: a repeat within two seconds is that same
+ * request. A signal after that exits at once (exit 1), for a stop that hangs.
+ */
+export function stopOnSignals(stop: () => Promise<void>, log: Logger): void {
+  let stoppingSince: number | null = null;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      if (stoppingSince !== null) {
+        if (Date.now() - stoppingSince < 2_000) return;
+        log.warn({ signal }, 'second signal: exiting without a clean stop');
+        process.exit(1);
+      }
+      stoppingSince = Date.now();
+      log.info({ signal }, 'stopping');
+      stop().then(
+        () => process.exit(0),
+        (err) => {
+          log.error({ err }, 'unclean stop');
+          process.exit(1);
+        },
+      );
+    });
+  }
+}

@@ -1,0 +1,48 @@
+// Settlement: when a pair's 5-minute buckets are final enough to certify. After every refresh the
+// pipeline moves each pair's settled_through forward (sql/views/87_settlement.sql says when a
+// bucket settles), handing the newly settled range to `certify` first: certificates are made from
+// the data as it stands at settlement, once, and a crash between the two steps only makes the
+// next pass certify the same range again (certificates are stored at most once per bucket).
+// Trades that arrive later for a settled bucket still correct its candle; the collector counts them
+// (late_trades), and they never touch a certificate.
+import type { Sql } from '../lib/db/connect.js';
+
+export interface SettledRange {
+  readonly pair: string;
+  /** Buckets starting at or after this (null: from the very first) ... */
+  readonly from: Date | null;
+  /** ... and ending at or before this are newly settled. */
+  readonly to: Date;
+}
+
+export type Certify = (ranges: readonly SettledRange[]) => Promise<unknown>;
+
+/** Settles what can be settled at `now`; returns every pair's settled_through. */
+export async function settle(sql: Sql, now: Date, lagSeconds: number, certify?: Certify): Promise<Map<string, Date>> {
+  const rows = await sql<{ pair: string; settled_through: Date | null; candidate: Date }[]>`
+    SELECT pair, settled_through, candidate FROM settlement_candidates(${now}, make_interval(secs => ${lagSeconds}))`;
+  const ranges: SettledRange[] = rows
+    .filter((r) => !r.settled_through || r.candidate > r.settled_through)
+    .map((r) => ({ pair: r.pair, from: r.settled_through, to: r.candidate }));
+  if (ranges.length > 0) {
+    await certify?.(ranges);
+    for (const r of ranges) {
+      await sql`
+        INSERT INTO pair_settlement (pair, settled_through) VALUES (${r.pair}, ${r.to})
+        ON CONFLICT (pair) DO UPDATE
+          SET settled_through = GREATEST(pair_settlement.settled_through, excluded.settled_through), updated_at = now()`;
+    }
+  }
+  return new Map(rows.map((r) => [r.pair, ranges.find((x) => x.pair === r.pair)?.to ?? r.settled_through!]));
+}
+
+/** Every pair's settled_through as recorded (a process that has not settled anything yet). */
+export async function settledPoints(sql: Sql): Promise<Map<string, Date>> {
+  const rows = await sql<{ pair: string; settled_through: Date }[]>`SELECT pair, settled_through FROM pair_settlement`;
+  return new Map(rows.map((r) => [r.pair, r.settled_through]));
+}
+
+/** Records trades that arrived after their bucket was settled (GET /v1/status reports them). */
+export async function recordLateTrades(sql: Sql, exchange: string, pair: string, trades: number, oldest: Date): Promise<void> {
+  await sql`INSERT INTO late_trades (exchange, pair, trades, oldest) VALUES (${exchange}, ${pair}, ${trades}, ${oldest})`;
+}
