@@ -132,9 +132,16 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
     post: (p, body, headers = {}) =>
       request(api.url, 'POST', p, { headers: { 'Content-Type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) }),
     async close() {
-      await api.close();
-      if (!opts.db) await db.close();
-      fs.rmSync(varDir, { recursive: true, force: true });
+      // every step, even when one before it fails (a test that ended the pool): no database left behind
+      try {
+        await api.close();
+      } finally {
+        try {
+          if (!opts.db) await db.close();
+        } finally {
+          fs.rmSync(varDir, { recursive: true, force: true });
+        }
+      }
     },
   };
 }

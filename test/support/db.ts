@@ -19,7 +19,12 @@ export async function freshDatabaseUrl(): Promise<{ url: string; drop(): Promise
   }
   const name = `afrates_test_${crypto.randomBytes(6).toString('hex')}`;
   const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`CREATE DATABASE ${name}`);
+  try {
+    await admin.unsafe(`CREATE DATABASE ${name}`);
+  } catch (err) {
+    await admin.end();
+    throw err;
+  }
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return {
@@ -31,15 +36,29 @@ export async function freshDatabaseUrl(): Promise<{ url: string; drop(): Promise
   };
 }
 
+/**
+ * A migrated database for one test file. On a server, the database it creates is dropped by
+ * close() even when closing the pool fails (a test that ended it), and at once if migrating fails:
+ * a suite run leaves no afrates_test_* database behind.
+ */
 export async function openTestDatabase(): Promise<Database> {
   if (!process.env.TEST_DATABASE_URL) return openDatabase(loadConfig({}), testLog, { inMemory: true });
   const fresh = await freshDatabaseUrl();
-  const db = await openDatabase(loadConfig({ DATABASE_URL: fresh.url }), testLog);
+  let db: Database;
+  try {
+    db = await openDatabase(loadConfig({ DATABASE_URL: fresh.url }), testLog);
+  } catch (err) {
+    await fresh.drop();
+    throw err;
+  }
   return {
     ...db,
     async close() {
-      await db.close();
-      await fresh.drop();
+      try {
+        await db.close();
+      } finally {
+        await fresh.drop();
+      }
     },
   };
 }
