@@ -1,14 +1,16 @@
 // The operator's view: `make run`'s process starts on the embedded database, answers health,
 // takes key commands through its loopback admin endpoint while running (the embedded database
 // admits one connection), stops cleanly on SIGTERM, and the key commands then work directly.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const root = path.resolve(import.meta.dirname, '../..');
-const tsx = path.join(root, 'node_modules/.bin/tsx');
+// node with tsx's loader, not the tsx launcher: one process, so signals reach the service itself
+const node = (script: string, ...args: string[]) => [process.execPath, ['--import', 'tsx', script, ...args]] as const;
 const varDir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-service-'));
 const env = { ...process.env, AFRATES_VAR_DIR: varDir, PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', CYCLE_SECONDS: '300' };
 delete (env as Record<string, string | undefined>).DATABASE_URL;
@@ -20,9 +22,16 @@ afterAll(() => {
   fs.rmSync(varDir, { recursive: true, force: true });
 });
 
-function keyCommand(...args: string[]) {
-  const r = spawnSync(tsx, ['bin/key.ts', ...args], { cwd: root, env, encoding: 'utf8', timeout: 60_000 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+/** A key command, run without blocking this process (its HTTP keep-alive sockets stay served). */
+async function keyCommand(...args: string[]) {
+  const [cmd, argv] = node('bin/key.ts', ...args);
+  try {
+    const r = await promisify(execFile)(cmd, argv, { cwd: root, env, encoding: 'utf8', timeout: 60_000 });
+    return { status: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { status: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
 }
 
 async function waitForUrl(proc: ChildProcess): Promise<string> {
@@ -43,41 +52,44 @@ async function waitForUrl(proc: ChildProcess): Promise<string> {
 }
 
 describe('the service process', () => {
-  it('runs, issues keys through the running process, and stops cleanly on SIGTERM', async () => {
-    child = spawn(tsx, ['bin/serve.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  it('runs, issues keys through the running process, and stops cleanly on Ctrl-C', async () => {
+    const [cmd, argv] = node('bin/serve.ts');
+    child = spawn(cmd, argv, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const url = await waitForUrl(child);
     const health = await (await fetch(`${url}/v1/health`)).json();
     expect(health).toMatchObject({ services: { database: 'ok', redis: 'disabled' }, mode: 'real' });
 
-    const created = keyCommand('create', '--tier', 'builder', '--name', 'Ops', '--email', 'ops@example.test');
+    const created = await keyCommand('create', '--tier', 'builder', '--name', 'Ops', '--email', 'ops@example.test');
     expect(created.status, created.stderr).toBe(0);
     const key = created.stdout.trim();
     expect(key).toMatch(/^afr_live_[0-9A-Za-z]{32}$/); // the key alone on stdout
     expect(created.stderr).toContain('builder');
     const pairs = await fetch(`${url}/v1/pairs`, { headers: { 'X-API-Key': key } });
     expect(pairs.status).toBe(200);
-    const list = keyCommand('list');
+    const list = await keyCommand('list');
     expect(list.stdout).toContain('Ops');
     expect(list.stdout).not.toContain(key); // never shown again
 
-    const rotated = keyCommand('rotate', '--id', '1');
+    const rotated = await keyCommand('rotate', '--id', '1');
     expect(rotated.status, rotated.stderr).toBe(0);
     const replacement = rotated.stdout.trim();
     expect(replacement).not.toBe(key);
     expect((await fetch(`${url}/v1/pairs`, { headers: { 'X-API-Key': key } })).status).toBe(401); // same process: at once
     expect((await fetch(`${url}/v1/pairs`, { headers: { 'X-API-Key': replacement } })).status).toBe(200);
 
+    // Ctrl-C under `make run` reaches the service twice (the terminal, and tsx passing it on): one stop
     const exited = new Promise<number | null>((resolve) => child!.on('exit', (code) => resolve(code)));
-    child.kill('SIGTERM');
+    child.kill('SIGINT');
+    child.kill('SIGINT');
     expect(await exited).toBe(0);
-    expect(fs.existsSync(path.join(varDir, 'admin.json'))).toBe(false);
+    expect(fs.readdirSync(varDir).sort()).toEqual(['db', 'keys']); // no admin.json, no db.lock left
     child = undefined;
 
     // with the service stopped, the same commands open the database themselves
-    const revoke = keyCommand('revoke', '--id', '2');
+    const revoke = await keyCommand('revoke', '--id', '2');
     expect(revoke.status, revoke.stderr).toBe(0);
-    expect(keyCommand('list').stdout).toMatch(/2\t.*revoked/);
-    const bad = keyCommand('create', '--tier', 'platinum');
+    expect((await keyCommand('list')).stdout).toMatch(/2\t.*revoked/);
+    const bad = await keyCommand('create', '--tier', 'platinum');
     expect(bad.status).toBe(1);
     expect(bad.stderr).toContain('TIER must be one of');
   });
