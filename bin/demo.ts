@@ -19,8 +19,11 @@ const { values } = parseArgs({ options: { replay: { type: 'string' }, 'history-h
 const hours = Number(values['history-hours']);
 const replay = values.replay ? path.resolve(values.replay) : undefined;
 const historyStart = Date.now() - hours * HOUR_MS;
-const sim = await startSimMarket({ seed: 1, replay, historyStart });
-const config = loadConfig({ ...process.env, MARKET: 'simulated', SIM_URL: sim.url, AFRATES_VAR_DIR: process.env.AFRATES_VAR_DIR || 'var/demo' });
+const env = { ...process.env, MARKET: 'simulated', AFRATES_VAR_DIR: process.env.AFRATES_VAR_DIR || 'var/demo' };
+const { simVolume } = loadConfig(env);
+// at real volume the generated tapes would hold millions of trades: keep what collection still needs
+const sim = await startSimMarket({ seed: 1, replay, historyStart, volume: simVolume, retainMs: simVolume === 'real' ? (hours + 2) * HOUR_MS : undefined });
+const config = loadConfig({ ...env, SIM_URL: sim.url });
 const log = createLogger(config.logLevel, { market: 'simulated' });
 log.warn({ sim: sim.url, replay: replay ?? null, varDir: config.varDir }, 'DEMO: serving a SIMULATED market, not real prices');
 

@@ -17,6 +17,8 @@ export interface Config {
   readonly role: Role;
   readonly market: Market;
   readonly simUrl: string | undefined;
+  /** make demo: 'real' plays Binance's USDT legs at real volume (hundreds of trades a minute each). */
+  readonly simVolume: 'light' | 'real';
   readonly cycleSeconds: number;
   readonly fxCycleSeconds: number;
   /** A bucket is settled at the latest this long after it ends, even if a venue is behind. */
@@ -86,6 +88,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     role: oneOf(env, 'ROLE', ['all', 'api', 'pipeline'] as const, 'all'),
     market: oneOf(env, 'MARKET', ['real', 'simulated'] as const, 'real'),
     simUrl: url(env, 'SIM_URL', ['http:']),
+    simVolume: oneOf(env, 'SIM_VOLUME', ['light', 'real'] as const, 'light'),
     cycleSeconds: integer(env, 'CYCLE_SECONDS', 60, 1, 300),
     fxCycleSeconds: integer(env, 'FX_CYCLE_SECONDS', 3600, 1, 86400),
     settleAfterSeconds: integer(env, 'SETTLE_AFTER_SECONDS', 900, 0, 86400),

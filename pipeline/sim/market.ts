@@ -5,9 +5,10 @@
 // with occasional bursts), each with its own time, side, price and amount. Every draw is a pure
 // function of (seed, venue, pair, minute), and generated minutes are cached, so a trade never
 // changes once it exists and the same seed and clock give the same tape.
-import { ASSETS, FIATS, LISTINGS, amountDecimals, priceDecimals } from './catalog.js';
+import { ASSETS, FIATS, LISTINGS, REAL_VOLUME_USDT_LEGS, amountDecimals, priceDecimals } from './catalog.js';
 import { gaussian, hash32, poisson, prng, unit, valueNoise } from './rng.js';
 import {
+  lowerBound,
   splitPair,
   type FxSnapshot,
   type FxSourceId,
@@ -22,11 +23,16 @@ const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 /** Periods of the price path's octaves and their weight. */
 const OCTAVES = [3 * MINUTE, 20 * MINUTE, 2 * HOUR, 12 * HOUR, 3 * DAY, 15 * DAY];
-const MAX_PER_MINUTE = 400;
+/** A minute holds at most this many times its book's mean rate (bursts included), and never fewer than 400. */
+const BURST_CAP = 12;
+/** Trade ids are minute x ID_STRIDE + k: room for every trade of the busiest minute. */
+const ID_STRIDE = 100_000;
 
 class GeneratedTape implements Tape {
-  readonly trades: SimTrade[] = [];
+  trades: SimTrade[] = [];
+  /** id -> position counted from the first trade ever generated (`dropped` of them are gone). */
   private readonly index = new Map<string, number>();
+  private dropped = 0;
   /** The next minute (index since the epoch) to generate. */
   nextMinute: number;
 
@@ -35,13 +41,46 @@ class GeneratedTape implements Tape {
   }
 
   indexOf(id: string): number | undefined {
-    return this.index.get(id);
+    const at = this.index.get(id);
+    return at === undefined ? undefined : at - this.dropped;
+  }
+
+  /** The first trade whose (numeric) id is at least `id`, or -1: ids grow along the tape. */
+  atLeastId(id: number): number {
+    let lo = 0;
+    let hi = this.trades.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (Number(this.trades[mid]!.id) < id) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < this.trades.length ? lo : -1;
   }
 
   push(trade: SimTrade): void {
-    this.index.set(trade.id, this.trades.length);
+    this.index.set(trade.id, this.trades.length + this.dropped);
     this.trades.push(trade);
   }
+
+  /** Forgets trades before `t` (a long run at real volume would otherwise hold every trade). */
+  forgetBefore(t: number): void {
+    const n = lowerBound(this.trades, t);
+    if (n < 10_000 || n < this.trades.length / 4) return; // in big steps, not on every minute
+    for (const old of this.trades.slice(0, n)) this.index.delete(old.id);
+    this.trades = this.trades.slice(n);
+    this.dropped += n;
+  }
+}
+
+export interface GeneratedMarketOptions {
+  /**
+   * 'real': Binance's USDT legs trade at their real pace (REAL_VOLUME_USDT_LEGS, hundreds of
+   * trades a minute each, 1-2 million a day in all), to measure the pipeline at real volume.
+   * Default 'light': every book a few trades a minute.
+   */
+  readonly volume?: 'light' | 'real';
+  /** Keep generated trades this long (ms) before forgetting them; default: all of them. */
+  readonly retainMs?: number;
 }
 
 export class GeneratedMarket implements TradeSource {
@@ -49,14 +88,20 @@ export class GeneratedMarket implements TradeSource {
   private readonly tapes = new Map<string, GeneratedTape>();
   private readonly rates = new Map<string, number>();
   private readonly memo = new Map<string, number>();
+  private readonly retainMs: number;
 
   constructor(
     private readonly seed: number,
     private readonly historyStart: number,
+    options: GeneratedMarketOptions = {},
   ) {
     for (const [venue, listings] of Object.entries(LISTINGS)) {
       for (const l of listings) this.rates.set(`${venue}:${l.pair}`, l.perMinute);
     }
+    if (options.volume === 'real') {
+      for (const [pair, perMinute] of Object.entries(REAL_VOLUME_USDT_LEGS)) this.rates.set(`binance:${pair}`, perMinute);
+    }
+    this.retainMs = options.retainMs ?? Infinity;
   }
 
   listings(): Record<string, string[]> {
@@ -80,6 +125,7 @@ export class GeneratedMarket implements TradeSource {
         if (trade.time >= this.historyStart) tape.push(trade);
       }
     }
+    if (this.retainMs !== Infinity) tape.forgetBefore(nowMs - this.retainMs);
     return tape;
   }
 
@@ -168,7 +214,7 @@ export class GeneratedMarket implements TradeSource {
     const block = Math.floor(minute / 10);
     const burstDraw = unit(this.seed, 'burst', venue, pair, block);
     const burst = burstDraw < 0.05 ? 3 + 100 * burstDraw : 1;
-    const count = Math.min(MAX_PER_MINUTE, poisson(next, perMinute * daytime * burst));
+    const count = Math.min(Math.max(400, Math.ceil(perMinute * BURST_CAP)), poisson(next, perMinute * daytime * burst));
     if (count === 0) return [];
 
     const offsets = new Set<number>();
@@ -201,7 +247,7 @@ export class GeneratedMarket implements TradeSource {
       const notionalUsd = Math.min(250_000, Math.max(2, Math.exp(Math.log(medianUsd) + 1.3 * gaussian(next))));
       const minAmount = 10 ** -aDecimals;
       const amount = Math.max(minAmount, round(notionalUsd / usdPrice, aDecimals));
-      const seq = minute * 1000 + k;
+      const seq = minute * ID_STRIDE + k;
       out.push({ venue, pair, time, id: tradeId(venue, seq, this.seed), price, amount, side });
     }
     return out;

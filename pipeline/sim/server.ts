@@ -42,6 +42,10 @@ export interface SimOptions {
   historyStart?: number;
   /** Path of a JSON-lines file: play these trades/fx instead of generating. */
   replay?: string;
+  /** Generated market: 'real' plays Binance's USDT legs at real volume (default 'light'). */
+  volume?: 'light' | 'real';
+  /** Generated market: forget trades older than this (ms); default keep all. */
+  retainMs?: number;
 }
 
 export interface SimMarket {
@@ -73,7 +77,7 @@ export async function startSimMarket(options: SimOptions = {}): Promise<SimMarke
   const now = options.now ?? Date.now;
   const source: TradeSource = options.replay
     ? loadReplay(options.replay)
-    : new GeneratedMarket(seed, options.historyStart ?? now() - 2 * 24 * 60 * 60 * 1000);
+    : new GeneratedMarket(seed, options.historyStart ?? now() - 2 * 24 * 60 * 60 * 1000, { volume: options.volume, retainMs: options.retainMs });
   const faults = new FaultBook(seed);
   const sockets = new Set<Socket>();
   let stopping: Promise<void> | undefined;

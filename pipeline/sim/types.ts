@@ -52,6 +52,8 @@ export interface Tape {
   readonly trades: readonly SimTrade[];
   /** Position of a trade id in `trades`. */
   indexOf(id: string): number | undefined;
+  /** Position of the first trade whose numeric id is at least `id` (-1: none), where ids grow along the tape. */
+  atLeastId?(id: number): number;
 }
 
 /** Units of fiat per 1 USD as one FX source reports them at some moment. */

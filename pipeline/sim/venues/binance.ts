@@ -97,7 +97,7 @@ function aggTrades(req: WireRequest, ctx: WireContext): WireResponse {
   let list: SimTrade[] = [];
   if (tape) {
     if (fromId !== undefined) {
-      const at = tape.trades.findIndex((t) => Number(t.id) >= fromId);
+      const at = tape.atLeastId ? tape.atLeastId(fromId) : tape.trades.findIndex((t) => Number(t.id) >= fromId);
       if (at >= 0) list = tape.trades.slice(at, at + limit).filter((t) => t.time <= ctx.now);
     } else if (startTime !== undefined) {
       list = forward(tape, startTime, Math.min(endTime ?? Infinity, ctx.now), limit);

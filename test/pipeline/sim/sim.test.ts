@@ -151,6 +151,41 @@ describe('generated market', () => {
   });
 });
 
+describe('real volume', () => {
+  it('plays the USDT legs at hundreds of trades a minute, pages them through ccxt, and forgets old ones', async () => {
+    let clock = T0;
+    const sim = await startSimMarket({ seed: 2, now: () => clock, historyStart: T0 - HOUR, volume: 'real', retainMs: 30 * MINUTE });
+    try {
+      const perMinute = median(
+        Array.from({ length: 60 }, (_, m) => sim.served('binance', 'BTCUSDT').filter((t) => Math.floor((t.time - (T0 - HOUR)) / MINUTE) === m).length),
+      );
+      expect(perMinute).toBeGreaterThanOrEqual(200);
+      expect(perMinute).toBeLessThanOrEqual(1_000);
+      const day = ['BTCUSDT', 'ETHUSDT', 'SOLUSDT', 'XRPUSDT'].reduce((n, p) => n + sim.served('binance', p).length, 0) * 24;
+      expect(day).toBeGreaterThan(1_000_000); // a real day: 1-2 million trades
+      // a busy minute takes several 1,000-trade pages, in order and without a gap
+      const binance = venueById('binance')!.create({ simUrl: sim.url });
+      const served = sim.served('binance', 'BTCUSDT').filter((t) => t.time >= T0 - 10 * MINUTE);
+      const got: string[] = [];
+      let since = T0 - 10 * MINUTE;
+      for (let page = 0; page < 50; page++) {
+        const trades = await binance.fetchTrades('BTC/USDT', since, 1000);
+        for (const t of trades) if (!got.includes(String(t.id)) && t.timestamp! >= T0 - 10 * MINUTE) got.push(String(t.id));
+        if (trades.length < 1000) break;
+        since = trades.at(-1)!.timestamp!;
+      }
+      expect(got).toEqual(served.map((t) => t.id));
+      // an hour later, trades older than the 30 minutes kept are gone, the recent ones intact
+      clock += HOUR;
+      const kept = sim.served('binance', 'BTCUSDT');
+      expect(kept[0]!.time).toBeGreaterThanOrEqual(clock - 30 * MINUTE - MINUTE);
+      expect(kept.at(-1)!.time).toBeLessThanOrEqual(clock);
+    } finally {
+      await sim.stop();
+    }
+  });
+});
+
 describe('faults over HTTP and stopping', () => {
   it('sets, lists and clears faults with /_control/fault', async () => {
     const sim = await startSimMarket({ seed: 1, historyStart: Date.now() - 10 * MINUTE });
