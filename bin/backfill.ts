@@ -24,6 +24,10 @@ const from = day('FROM', values.from, false);
 const to = day('TO', values.to, true);
 if (to < from) fail('TO must not be before FROM');
 const config = loadConfig();
+if (config.tradesRetentionDays !== null && from.getTime() < Date.now() - config.tradesRetentionDays * 86_400_000) {
+  // trades that old are dropped by retention, and re-materialising their buckets from what is left would lose candles
+  fail(`FROM is older than TRADES_RETENTION_DAYS (${config.tradesRetentionDays}): raw trades that old are not kept`);
+}
 const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel); // the progress is the report
 const db = await openOrExplain(() => openDatabase(config, log), 'backfill');
 const pairs = values.pair ? values.pair.toUpperCase().split(',') : undefined;
