@@ -1,16 +1,19 @@
-// Per-minute rate limits and monthly quotas per customer and tier, counted with
-// rate-limiter-flexible in Redis (shared by every API process) or in memory.
-// - Per-minute: a fixed window aligned to the minute (the window's minute is part of the key), so
+// Per-minute rate limits and monthly quotas per customer and tier, exact under concurrency.
+// - Per-minute: a fixed window aligned to the minute (the minute is part of the key), so
 //   X-RateLimit-Reset is the end of the current minute.
-// - Monthly: calendar month, UTC. Usage is also written through to api_usage (every few seconds
-//   and at shutdown), and a counter the store has lost (a process restart without Redis, or a Redis
-//   restart) is seeded back from there, so usage survives restarts either way.
+// - Monthly: calendar month, UTC. Usage is written through to api_usage (every few seconds and at
+//   shutdown) and restored from there once per customer and month in each process, before that
+//   customer's first request of the month is counted, so it survives restarts.
+// Every request is counted in this process's memory and, when REDIS_URL is set, in Redis (shared
+// by every API process); the count that decides is the larger of the two. So a Redis outage, or
+// a Redis that comes back empty, never lets a customer through twice in one window: this process's
+// own count carries on across it (and is written back into Redis when that has fallen behind).
 import type { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Sql } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
 import { ApiError } from '../errors.js';
 import { TIER_RULES, type Tier } from '../tiers.js';
+import { MemoryCounters, RedisCounters } from './counters.js';
 
 export interface LimitSubject {
   readonly id: string;
@@ -21,48 +24,36 @@ export interface Decision {
   readonly headers: Record<string, string>;
 }
 
+const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
 const FREE_KEY_ISSUES_PER_HOUR = 5;
-const MONTH_COUNTER_SECONDS = 32 * 86_400;
 
-function monthOf(now: number): { key: string; start: Date; next: Date } {
+function monthOf(now: number): { key: string; start: number; next: number } {
   const d = new Date(now);
-  const start = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
-  const next = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
-  return { key: start.toISOString().slice(0, 7), start, next };
+  const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  const next = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+  return { key: new Date(start).toISOString().slice(0, 7), start, next };
 }
 
 export class RateLimiter {
-  private readonly perMinute = new Map<number, RateLimiterAbstract>();
-  private readonly perMonth = new Map<number, RateLimiterAbstract>();
-  private readonly issuance: RateLimiterAbstract;
+  private readonly local: MemoryCounters;
+  private readonly shared: RedisCounters | null;
+  /** customer|month -> the restore of that month's usage, run once per process. */
+  private readonly restored = new Map<string, Promise<void>>();
   /** customer|month -> requests counted here and not yet written to api_usage */
   private readonly unflushed = new Map<string, number>();
   private flushTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly sql: Sql,
-    private readonly redis: Redis | null,
+    redis: Redis | null,
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
     /** Prefix of every Redis key, so several deployments (or test runs) can share one Redis. */
     private readonly namespace = 'afrates',
   ) {
-    this.issuance = this.create(FREE_KEY_ISSUES_PER_HOUR, 3600, `${namespace}:issue`);
-  }
-
-  private create(points: number, duration: number, keyPrefix: string): RateLimiterAbstract {
-    const memory = new RateLimiterMemory({ points, duration, keyPrefix });
-    // Redis down: count in this process's memory meanwhile rather than fail every request
-    return this.redis ? new RateLimiterRedis({ storeClient: this.redis, points, duration, keyPrefix, insuranceLimiter: memory }) : memory;
-  }
-
-  private limiterFor(cache: Map<number, RateLimiterAbstract>, points: number, duration: number, prefix: string) {
-    let limiter = cache.get(points);
-    if (!limiter) {
-      limiter = this.create(points, duration, `${prefix}:${points}`);
-      cache.set(points, limiter);
-    }
-    return limiter;
+    this.local = new MemoryCounters(now);
+    this.shared = redis ? new RedisCounters(redis, now) : null;
   }
 
   /** Starts writing monthly usage through to the database every `seconds`. */
@@ -94,25 +85,36 @@ export class RateLimiter {
     }
   }
 
+  /**
+   * Counts one request in memory and in Redis and returns the larger count. Redis unreachable:
+   * this process's count alone (health reports Redis as down).
+   */
+  private async count(key: string, expiresAt: number): Promise<number> {
+    const mine = this.local.incr(key, expiresAt);
+    if (!this.shared) return mine;
+    let theirs: number;
+    try {
+      theirs = await this.shared.incr(key, expiresAt);
+    } catch {
+      return mine;
+    }
+    // Redis lost what it had (an outage, a restart without persistence): put this process's count back
+    if (theirs < mine) void this.shared.incr(key, expiresAt, mine - theirs).catch(() => {});
+    return Math.max(mine, theirs);
+  }
+
   /** Counts one request of `subject`; throws 429 when over the minute's limit or the month's quota. */
   async consume(subject: LimitSubject): Promise<Decision> {
     const rules = TIER_RULES[subject.tier];
     const now = this.now();
-    const minute = Math.floor(now / 60_000);
-    const reset = (minute + 1) * 60;
+    const minute = Math.floor(now / MINUTE_MS);
+    const reset = ((minute + 1) * MINUTE_MS) / 1000;
     const secondsLeft = Math.max(1, reset - Math.floor(now / 1000));
-    const limiter = this.limiterFor(this.perMinute, rules.perMinute, 60, `${this.namespace}:minute`);
     const month = monthOf(now);
     const policy = [`"minute";q=${rules.perMinute};w=60`];
-    if (rules.perMonth !== null) policy.push(`"month";q=${rules.perMonth};w=${Math.round((month.next.getTime() - month.start.getTime()) / 1000)}`);
+    if (rules.perMonth !== null) policy.push(`"month";q=${rules.perMonth};w=${Math.round((month.next - month.start) / 1000)}`);
 
-    let used: number;
-    try {
-      used = (await limiter.consume(`${subject.id}:${minute}`)).consumedPoints;
-    } catch (err) {
-      if (!(err instanceof RateLimiterRes)) throw err;
-      used = err.consumedPoints;
-    }
+    const used = await this.count(`${this.namespace}:minute:${subject.id}:${minute}`, (minute + 2) * MINUTE_MS);
     const headers: Record<string, string> = {
       'X-RateLimit-Limit': String(rules.perMinute),
       'X-RateLimit-Remaining': String(Math.max(0, rules.perMinute - used)),
@@ -128,28 +130,19 @@ export class RateLimiter {
     }
 
     if (rules.perMonth !== null) {
-      // the month is in the key, so a counter only has to outlive the longest month
-      const monthly = this.limiterFor(this.perMonth, rules.perMonth, MONTH_COUNTER_SECONDS, `${this.namespace}:month`);
-      const key = `${subject.id}:${month.key}`;
-      let usedThisMonth: number;
-      try {
-        usedThisMonth = (await monthly.consume(key)).consumedPoints;
-      } catch (err) {
-        if (!(err instanceof RateLimiterRes)) throw err;
-        usedThisMonth = err.consumedPoints;
-      }
-      // 1 = a counter the store did not have: the month's first request, or a lost counter
-      if (usedThisMonth === 1) usedThisMonth = await this.restore(monthly, key, subject.id, month, now);
+      const entry = `${subject.id}|${month.key}`;
+      const key = `${this.namespace}:month:${subject.id}:${month.key}`;
+      const expiresAt = month.next + 86_400_000;
+      await this.restoreOnce(entry, key, subject.id, month.key, expiresAt);
+      const usedThisMonth = await this.count(key, expiresAt);
+      const monthLeft = Math.ceil((month.next - now) / 1000);
       if (usedThisMonth > rules.perMonth) {
-        const retry = Math.ceil((month.next.getTime() - now) / 1000);
-        throw new ApiError(429, 'monthly_quota_exceeded', `Monthly quota of ${rules.perMonth} requests used up; it renews on ${month.next.toISOString().slice(0, 10)}.`, {
+        throw new ApiError(429, 'monthly_quota_exceeded', `Monthly quota of ${rules.perMonth} requests used up; it renews on ${new Date(month.next).toISOString().slice(0, 10)}.`, {
           ...headers,
-          'Retry-After': String(retry),
+          'Retry-After': String(monthLeft),
         });
       }
-      const entry = `${subject.id}|${month.key}`;
       this.unflushed.set(entry, (this.unflushed.get(entry) ?? 0) + 1);
-      const monthLeft = Math.ceil((month.next.getTime() - now) / 1000);
       headers['X-Quota-Limit'] = String(rules.perMonth);
       headers['X-Quota-Remaining'] = String(rules.perMonth - usedThisMonth);
       headers.RateLimit += `, "month";r=${rules.perMonth - usedThisMonth};t=${monthLeft}`;
@@ -157,31 +150,48 @@ export class RateLimiter {
     return { headers };
   }
 
-  /** Puts back the usage api_usage holds for a counter the store had lost; returns the count. */
-  private async restore(limiter: RateLimiterAbstract, key: string, customer: string, month: { key: string; next: Date }, now: number): Promise<number> {
-    try {
-      const [row] = await this.sql<{ requests: string }[]>`
-        SELECT requests::text FROM api_usage WHERE customer = ${customer} AND month = ${`${month.key}-01`}::date`;
-      const stored = Number(row?.requests ?? 0) + (this.unflushed.get(`${customer}|${month.key}`) ?? 0);
-      if (stored === 0) return 1;
-      await limiter.set(key, stored + 1, MONTH_COUNTER_SECONDS);
-      return stored + 1;
-    } catch (err) {
-      this.log.warn({ err: (err as Error).message, customer }, 'monthly usage not restored; counting from here');
-      return 1;
+  /**
+   * Puts back the month's usage recorded in api_usage, once per customer and month in this process:
+   * concurrent first requests all wait for the same restore, then count on top of it.
+   */
+  private restoreOnce(entry: string, key: string, customer: string, month: string, expiresAt: number): Promise<void> {
+    let restore = this.restored.get(entry);
+    if (!restore) {
+      restore = (async () => {
+        try {
+          const [row] = await this.sql<{ requests: string }[]>`
+            SELECT requests::text FROM api_usage WHERE customer = ${customer} AND month = ${`${month}-01`}::date`;
+          const stored = Number(row?.requests ?? 0);
+          if (stored === 0) return;
+          this.local.seed(key, stored, expiresAt);
+          await this.shared?.seed(key, stored, expiresAt).catch(() => {});
+        } catch (err) {
+          this.restored.delete(entry); // try again with the next request
+          this.log.warn({ err: (err as Error).message, customer }, 'monthly usage not restored; counting from here');
+        }
+      })();
+      this.restored.set(entry, restore);
+      if (this.restored.size > 100_000) this.restored.clear(); // bounded: a flood of addresses can't grow it
     }
+    return restore;
   }
 
-  /** POST /v1/auth/free-key: at most 5 an hour per client address. */
+  /** POST /v1/auth/free-key: at most 5 an hour per client address (a fixed window on the hour). */
   async consumeIssuance(address: string): Promise<void> {
-    try {
-      await this.issuance.consume(address);
-    } catch (err) {
-      if (!(err instanceof RateLimiterRes)) throw err;
-      const retry = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
-      throw new ApiError(429, 'rate_limit_exceeded', `At most ${FREE_KEY_ISSUES_PER_HOUR} free keys an hour per address; retry after ${retry} s.`, {
-        'Retry-After': String(retry),
-      });
-    }
+    const now = this.now();
+    const hour = Math.floor(now / HOUR_MS);
+    const used = await this.count(`${this.namespace}:issue:${address}:${hour}`, (hour + 2) * HOUR_MS);
+    if (used <= FREE_KEY_ISSUES_PER_HOUR) return;
+    const reset = ((hour + 1) * HOUR_MS) / 1000;
+    const retry = Math.max(1, reset - Math.floor(now / 1000));
+    // this window's headers, not the per-minute window's: they must agree with Retry-After
+    throw new ApiError(429, 'rate_limit_exceeded', `At most ${FREE_KEY_ISSUES_PER_HOUR} free keys an hour per address; retry after ${retry} s.`, {
+      'X-RateLimit-Limit': String(FREE_KEY_ISSUES_PER_HOUR),
+      'X-RateLimit-Remaining': '0',
+      'X-RateLimit-Reset': String(reset),
+      RateLimit: `"issue";r=0;t=${retry}`,
+      'RateLimit-Policy': `"issue";q=${FREE_KEY_ISSUES_PER_HOUR};w=3600`,
+      'Retry-After': String(retry),
+    });
   }
 }

@@ -1,0 +1,67 @@
+// Counters with an expiry: in this process's memory, and in Redis (shared by every API process).
+// Both count atomically (a synchronous Map update; Redis INCR), so concurrent requests can never
+// be counted as one. Expiry is a timestamp checked on read and swept now and then, never a timer:
+// a month-long window does not fit in a Node timer (2^31 ms is under 25 days).
+import type { Redis } from 'ioredis';
+
+export class MemoryCounters {
+  private readonly counts = new Map<string, { n: number; expiresAt: number }>();
+  private sweptAt = 0;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** Adds `by` to `key` (created expiring at `expiresAt`, ms) and returns the new count. */
+  incr(key: string, expiresAt: number, by = 1): number {
+    const now = this.now();
+    this.sweep(now);
+    const entry = this.counts.get(key);
+    if (!entry || entry.expiresAt <= now) {
+      this.counts.set(key, { n: by, expiresAt });
+      return by;
+    }
+    entry.n += by;
+    return entry.n;
+  }
+
+  /** The count of `key` (0 when absent or expired). */
+  get(key: string): number {
+    const entry = this.counts.get(key);
+    return entry && entry.expiresAt > this.now() ? entry.n : 0;
+  }
+
+  /** Sets `key` to `value` unless it holds a count already. */
+  seed(key: string, value: number, expiresAt: number): void {
+    if (this.get(key) === 0) this.counts.set(key, { n: value, expiresAt });
+  }
+
+  private sweep(now: number): void {
+    if (now - this.sweptAt < 60_000 && this.counts.size < 100_000) return;
+    this.sweptAt = now;
+    for (const [key, entry] of this.counts) if (entry.expiresAt <= now) this.counts.delete(key);
+  }
+}
+
+export class RedisCounters {
+  constructor(
+    private readonly redis: Redis,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Time to live in ms: relative, so that Redis's clock never has to agree with ours. */
+  private ttl(expiresAt: number): number {
+    return Math.max(1_000, Math.ceil(expiresAt - this.now()));
+  }
+
+  /** Adds `by` to `key` (expiring at `expiresAt`, ms) and returns the new count; rejects when Redis is unreachable. */
+  async incr(key: string, expiresAt: number, by = 1): Promise<number> {
+    const replies = await this.redis.multi().incrby(key, by).pexpire(key, this.ttl(expiresAt)).exec();
+    const [err, count] = replies?.[0] ?? [new Error('no reply from Redis'), null];
+    if (err) throw err;
+    return Number(count);
+  }
+
+  /** Sets `key` to `value` unless it exists. */
+  async seed(key: string, value: number, expiresAt: number): Promise<void> {
+    await this.redis.set(key, value, 'PX', this.ttl(expiresAt), 'NX');
+  }
+}

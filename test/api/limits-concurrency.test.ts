@@ -1,0 +1,113 @@
+// Limits under the load customers really send: requests at once, not one after another. Exactly the
+// tier's number get through in a minute, a spent month lets nothing through however many arrive
+// together, on one process in memory, on two processes sharing Redis, and across a Redis outage.
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../lib/db/connect.js';
+import { openTestDatabase } from '../support/db.js';
+import { startTestApi, type TestApi } from '../support/api.js';
+
+let db: Database;
+// a frozen clock in the middle of a minute and a month: no window ends during a burst
+const clock = Date.UTC(2026, 10, 21, 12, 0, 30);
+const now = () => clock;
+
+beforeAll(async () => {
+  db = await openTestDatabase();
+});
+afterAll(async () => {
+  await db?.close();
+});
+
+/** Sends n requests at once (spread over the given APIs) and counts the answers by status. */
+async function burst(apis: TestApi[], key: string, n: number): Promise<Record<number, number>> {
+  const results = await Promise.all(Array.from({ length: n }, (_, i) => apis[i % apis.length]!.get('/v1/pairs', key)));
+  const counts: Record<number, number> = {};
+  for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
+  return counts;
+}
+
+async function keyWithUsage(t: TestApi, tier: 'free' | 'builder', used: number): Promise<string> {
+  const key = await t.key(tier);
+  const [row] = await t.db.sql`SELECT id FROM api_keys ORDER BY id DESC LIMIT 1`;
+  await t.db.sql`INSERT INTO api_usage (customer, month, requests) VALUES (${`key:${row!.id}`}, '2026-11-01', ${used})`;
+  return key;
+}
+
+describe.each([
+  ['in memory', false],
+  ['in Redis', true],
+])('limits %s, requests at once', (_, withRedis) => {
+  let apis: TestApi[];
+  beforeAll(async () => {
+    const namespace = `burst-${withRedis}-${Date.now()}`;
+    apis = [await startTestApi({ db, now, namespace, withRedis })];
+    if (withRedis) apis.push(await startTestApi({ db, now, namespace, withRedis })); // two processes, one budget
+  });
+  afterAll(async () => {
+    for (const t of apis ?? []) await t.close();
+  });
+
+  it('lets exactly 10 of 1,000 concurrent requests of a fresh free key through', async () => {
+    const counts = await burst(apis, await apis[0]!.key('free'), 1_000);
+    expect(counts).toEqual({ 200: 10, 429: 990 });
+  });
+
+  it('lets nothing through for a key whose month is spent, however many arrive at once', async () => {
+    const key = await keyWithUsage(apis[0]!, 'free', 5_000);
+    expect(await burst(apis, key, 10)).toEqual({ 429: 10 });
+  });
+
+  it('lets exactly what is left of the month through, restoring the usage once', async () => {
+    const key = await keyWithUsage(apis[0]!, 'builder', 24_995);
+    expect(await burst(apis, key, 25)).toEqual({ 200: 5, 429: 20 });
+  });
+});
+
+/** A Redis of this test's own, to stop and start (the machine's shared one stays up). */
+async function startRedis(port: number): Promise<ChildProcess> {
+  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  for (let i = 0; i < 100; i++) {
+    const up = await new Promise<boolean>((resolve) => {
+      const s = net.connect(port, '127.0.0.1', () => resolve(s.end() && true)).on('error', () => resolve(false));
+    });
+    if (up) return proc;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('redis-server did not start');
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+describe('a Redis outage in the middle of a minute', () => {
+  it('never lets a key through twice: the process counts on, and puts its count back into Redis', async () => {
+    const port = await freePort();
+    let redis = await startRedis(port);
+    const t = await startTestApi({ db, now, namespace: `outage-${Date.now()}`, redisUrl: `redis://127.0.0.1:${port}` });
+    try {
+      await new Promise((r) => setTimeout(r, 200)); // connected
+      const key = await t.key('free');
+      expect(await burst([t], key, 6)).toEqual({ 200: 6 });
+      redis.kill('SIGKILL');
+      await new Promise((r) => setTimeout(r, 200));
+      expect(await burst([t], key, 10)).toEqual({ 200: 4, 429: 6 });
+      expect((await t.get('/v1/health')).body.services.redis).toBe('error');
+      // back, and empty (no persistence): still nothing more this minute
+      redis = await startRedis(port);
+      await new Promise((r) => setTimeout(r, 1_500)); // ioredis reconnects
+      expect(await burst([t], key, 10)).toEqual({ 429: 10 });
+      expect((await t.get('/v1/health')).body.services.redis).toBe('ok');
+    } finally {
+      await t.close();
+      redis.kill('SIGKILL');
+    }
+  });
+});
