@@ -3,11 +3,10 @@ import bodyParser from '@koa/bodyparser';
 import cors from '@koa/cors';
 import Router from '@koa/router';
 import Koa from 'koa';
-import compress from 'koa-compress';
 import type { AppDeps, AppState } from './context.js';
-import { ApiError } from './errors.js';
 import { authenticate, requireKey } from './middleware/auth.js';
-import { renderErrors } from './middleware/errors.js';
+import { compress } from './middleware/compress.js';
+import { bodyError, renderErrors } from './middleware/errors.js';
 import { serializeJson } from './middleware/json.js';
 import { measure } from './middleware/metrics.js';
 import { rateLimit } from './middleware/rateLimit.js';
@@ -26,6 +25,22 @@ function labelSimulated(deps: AppDeps): Koa.Middleware<AppState> {
   };
 }
 
+/**
+ * The JSON body parser, with every failure of its own (not JSON, too large, a Content-Encoding
+ * that does not decode, a body cut short) a 400 validation_error: nothing a client sends as a
+ * body is a server error.
+ */
+function readBody(parse: Koa.Middleware): Koa.Middleware<AppState> {
+  return async function readBody(ctx, next) {
+    try {
+      await parse(ctx as unknown as Koa.ParameterizedContext, async () => {});
+    } catch (err) {
+      throw bodyError(err);
+    }
+    await next();
+  };
+}
+
 export function createApp(deps: AppDeps): Koa<AppState> {
   const router = new Router<AppState>();
   for (const m of routeModules) m.mount(router, deps);
@@ -37,20 +52,14 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(measure(deps.metrics, deps.log));
   app.use(renderErrors());
   app.use(cors({ allowMethods: ['GET', 'POST', 'OPTIONS'], exposeHeaders: ['X-Afrates-Data', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id', 'X-Quota-Limit', 'X-Quota-Remaining'] }));
-  app.use(compress({ threshold: 2048 }));
+  app.use(compress());
   app.use(serializeJson());
   app.use(authenticate(deps.keys, deps.config.gatewaySecret));
   app.use(rateLimit(deps.limiter, NOT_LIMITED));
-  app.use(requireKey(NO_KEY));
-  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '16kb', encoding: 'utf-8' }));
+  app.use(requireKey(NO_KEY, (path, method) => router.match(path, method).route));
+  app.use(readBody(bodyParser({ enableTypes: ['json'], jsonLimit: '16kb', encoding: 'utf-8' })));
   app.use(router.routes());
-  app.use(
-    router.allowedMethods({
-      throw: true,
-      methodNotAllowed: () => new ApiError(405, 'method_not_allowed', 'This endpoint does not take that HTTP method; see GET /v1/openapi.json.'),
-      notImplemented: () => new ApiError(501, 'method_not_allowed', 'That HTTP method is not supported.'),
-    }),
-  );
+  app.use(router.allowedMethods()); // 405 (or 501) with Allow: renderErrors puts it in the error shape
 
   app.on('error', (err: unknown, ctx?: { state?: AppState }) => {
     deps.log.error({ err, requestId: ctx?.state?.requestId }, 'request failed');

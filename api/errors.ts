@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'monthly_quota_exceeded'
   | 'conflict'
   | 'service_unavailable'
+  | 'request_timeout'
   | 'internal_error';
 
 export class ApiError extends Error {

@@ -40,7 +40,8 @@ export function dayStart(day: string): Date {
  */
 export function parseTimestamp(raw: string): Date | null {
   const text = raw.replace(/ 00:00$/, '+00:00');
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(\+00:00|Z)$/.test(text)) return null;
+  // years 2000-2099, like dates (api/validate.ts DATE)
+  if (!/^20\d{2}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(\+00:00|Z)$/.test(text)) return null;
   const d = new Date(text.replace('+00:00', 'Z'));
   return Number.isNaN(d.getTime()) ? null : d;
 }

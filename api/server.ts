@@ -45,11 +45,51 @@ export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { s
   };
 }
 
+/**
+ * The answer to a request Node's HTTP parser refuses before the app sees it (a bad URL or header,
+ * headers too large, a bad Content-Length, an unknown method, a client too slow to send it): the
+ * contract's error shape, then the connection is closed.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: import('node:stream').Duplex): void {
+  const [status, reason, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'The request headers are too large.']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'The request was not received in time.']
+        : [400, 'Bad Request', 'The request is not valid HTTP (its line, headers, length or body).'];
+  const body = JSON.stringify({ error: status === 408 ? 'request_timeout' : 'validation_error', message, status });
+  const response = (socket as { _httpMessage?: http.ServerResponse })._httpMessage;
+  if (err.code === 'HPE_INVALID_EOF_STATE') {
+    // the client ended in the middle of a request: if the app has it and has not answered (its
+    // body will never come), answer through the app's response; otherwise it has its answer
+    if (response && !response.headersSent) {
+      response.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(body);
+    } else socket.destroy();
+    return;
+  }
+  // a malformed request, perhaps behind one the app is still answering: that answer goes first
+  const send = () =>
+    socket.writable
+      ? socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+      : socket.destroy();
+  if (response && !response.writableFinished) response.once('finish', send).once('close', () => socket.destroy());
+  else send();
+}
+
 export async function startApi(deps: AppDeps, host = deps.config.host, port = deps.config.port): Promise<RunningApi> {
   const app = createApp(deps);
-  const server = http.createServer(app.callback());
-  server.keepAliveTimeout = 5_000;
-  server.requestTimeout = 30_000;
+  const server = http.createServer(
+    {
+      // a client gets 10 s for its headers and 30 s for the whole request, checked every second
+      // (Node's default check runs every 30 s, which let slow clients hold on for up to 85 s)
+      headersTimeout: 10_000,
+      requestTimeout: 30_000,
+      connectionsCheckingInterval: 1_000,
+      keepAliveTimeout: 5_000,
+    },
+    app.callback(),
+  );
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

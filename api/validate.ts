@@ -13,7 +13,8 @@ export type ObjectSchema = JSONSchema & { readonly type: 'object'; readonly prop
 
 // Shared parameter shapes.
 export const PAIR = { type: 'string', pattern: '^[A-Za-z]{6,8}$', maxLength: 8, description: 'pair identifier, e.g. BTCNGN' } as const;
-export const DATE = { type: 'string', format: 'date', maxLength: 10, description: 'YYYY-MM-DD (UTC)' } as const;
+// Years 2000-2099: beyond them a date is a typo, and a year past 9999 is not a timestamp anywhere.
+export const DATE = { type: 'string', format: 'date', pattern: '^20\\d{2}-\\d{2}-\\d{2}$', maxLength: 10, description: 'YYYY-MM-DD (UTC), a year from 2000 to 2099' } as const;
 export const BOOL = { type: 'boolean', default: false } as const;
 
 function describe(e: ErrorObject, where: string): string {
@@ -31,6 +32,7 @@ function describe(e: ErrorObject, where: string): string {
       return `${where} parameter '${name}' must be ${e.params.type === 'boolean' ? 'true or false' : `a ${(e.params as { type: string }).type}`}`;
     case 'pattern':
     case 'maxLength': {
+      if ((e.parentSchema as { format?: string } | undefined)?.format === 'date') return `${where} parameter '${name}' must be a date, YYYY-MM-DD, with a year from 2000 to 2099`;
       const described = (e.parentSchema as { description?: string } | undefined)?.description;
       return `${where} parameter '${name}' ${described ? `must be a ${described}` : e.message ?? 'is invalid'}`;
     }
@@ -58,9 +60,23 @@ export function parseQuery<S extends ObjectSchema>(schema: S, query: Record<stri
   const copy: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(query)) {
     if (Array.isArray(v)) throw validationError(`query parameter '${k}' is given more than once`);
+    plainNumber(schema, k, v);
     copy[k] = v;
   }
   return check(schema, copy, 'query') as FromSchema<S>;
+}
+
+// Numbers in a query are written plainly: ajv's coercion would read '1e309' as Infinity, '0x10' as
+// 16 and '' as 0, and a number past 2^53 would silently change.
+const INTEGER_TEXT = /^-?\d{1,15}$/;
+const NUMBER_TEXT = /^-?\d{1,15}(\.\d{1,15})?$/;
+
+function plainNumber(schema: ObjectSchema, name: string, value: unknown): void {
+  const type = (schema.properties[name] as { type?: string } | undefined)?.type;
+  if (typeof value !== 'string' || (type !== 'integer' && type !== 'number')) return;
+  if (!(type === 'integer' ? INTEGER_TEXT : NUMBER_TEXT).test(value)) {
+    throw validationError(`query parameter '${name}' must be ${type === 'integer' ? 'a whole number' : 'a decimal number'}, like ${type === 'integer' ? '100' : '0.5'}`);
+  }
 }
 
 export function parseBody<S extends ObjectSchema>(schema: S, body: unknown): FromSchema<S> {

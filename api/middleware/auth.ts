@@ -34,9 +34,13 @@ export function authenticate(keys: KeyStore, gatewaySecret: string | undefined):
   };
 }
 
-export function requireKey(publicPaths: ReadonlySet<string>): Koa.Middleware<AppState> {
+/**
+ * 401 for a request without a valid key, to a route that needs one. A path or method that no
+ * route serves goes on to the router's 404 or 405: a wrong address is wrong whoever asks.
+ */
+export function requireKey(publicPaths: ReadonlySet<string>, isRoute: (path: string, method: string) => boolean): Koa.Middleware<AppState> {
   return async function requireKey(ctx, next) {
-    if (!ctx.state.customer && !publicPaths.has(ctx.path)) {
+    if (!ctx.state.customer && !publicPaths.has(ctx.path) && isRoute(ctx.path, ctx.method)) {
       throw new ApiError(401, 'unauthorized', ctx.get('X-API-Key') ? 'The API key is invalid or revoked.' : 'Missing API key: send it in the X-API-Key header.');
     }
     await next();

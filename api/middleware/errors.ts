@@ -8,11 +8,15 @@ export function renderErrors(): Koa.Middleware<AppState> {
   return async function renderErrors(ctx, next) {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
-        throw notFound(`No such endpoint: ${ctx.method} ${ctx.path}. See GET /v1/openapi.json.`);
+      if (ctx.body === undefined || ctx.body === '') {
+        if (ctx.status === 404) throw notFound(`No such endpoint: ${ctx.method.slice(0, 20)} ${ctx.path.slice(0, 100)}. See GET /v1/openapi.json.`);
+        // the router's answer to a method it does not serve here (Allow is already set)
+        if (ctx.status === 405 || ctx.status === 501) {
+          throw new ApiError(405, 'method_not_allowed', `${ctx.path.slice(0, 100)} does not take ${ctx.method.slice(0, 20)}; it takes ${ctx.response.get('Allow') || 'other methods'}. See GET /v1/openapi.json.`);
+        }
       }
     } catch (err) {
-      const apiError = toApiError(err instanceof ApiError ? err : bodyParserError(err) ?? err);
+      const apiError = toApiError(err);
       ctx.status = apiError.status;
       for (const [name, value] of Object.entries(apiError.headers)) ctx.set(name, value);
       ctx.body = { error: apiError.code, message: apiError.message, status: apiError.status };
@@ -22,12 +26,10 @@ export function renderErrors(): Koa.Middleware<AppState> {
   };
 }
 
-// @koa/bodyparser throws http-errors (status 400/413/415) for bodies it cannot read.
-function bodyParserError(err: unknown): ApiError | null {
-  const e = err as { status?: number; type?: string } | null;
-  if (!e || typeof e.status !== 'number' || e.status >= 500) return null;
-  if (e.status === 413) return new ApiError(400, 'validation_error', 'the request body is too large');
-  if (e.status === 415) return new ApiError(400, 'validation_error', 'the request body must be JSON (Content-Type: application/json)');
-  if (e.status === 400) return new ApiError(400, 'validation_error', 'the request body is not valid JSON');
-  return null;
+/** What the body parser threw, as the client's error: a status it chose, or 400 for anything else. */
+export function bodyError(err: unknown): ApiError {
+  const e = err as { status?: number } | null;
+  if (e?.status === 413) return new ApiError(400, 'validation_error', 'the request body is too large (at most 16 KB)');
+  if (e?.status === 415) return new ApiError(400, 'validation_error', 'the request body must be JSON (Content-Type: application/json), in identity, gzip or deflate encoding');
+  return new ApiError(400, 'validation_error', 'the request body could not be read: it must be JSON, complete, and encoded as its Content-Encoding says');
 }

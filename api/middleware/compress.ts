@@ -1,0 +1,42 @@
+// gzip for large JSON bodies, when the client accepts it. Compressed off the event loop (zlib's
+// thread pool) at a level chosen for latency: level 4 is within a few percent of level 9's size on
+// this JSON at a fraction of the time. Accept-Encoding is read as RFC 9110 says: `gzip;q=0` or
+// `*;q=0` refuse it, and an unknown or malformed header just means identity.
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+import type Koa from 'koa';
+import type { AppState } from '../context.js';
+
+const gzip = promisify(zlib.gzip);
+const THRESHOLD_BYTES = 2_048;
+export const GZIP_LEVEL = 4;
+
+/** Whether an Accept-Encoding header allows gzip. */
+export function acceptsGzip(header: string | undefined): boolean {
+  if (!header) return false;
+  let gzipQ: number | undefined;
+  let anyQ: number | undefined;
+  for (const part of header.slice(0, 512).split(',')) {
+    const [coding = '', ...params] = part.trim().toLowerCase().split(';');
+    const qParam = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    const q = qParam ? Number(qParam.slice(2)) : 1;
+    if (!Number.isFinite(q)) continue;
+    if (coding === 'gzip' || coding === 'x-gzip') gzipQ = q;
+    else if (coding === '*') anyQ = q;
+  }
+  return (gzipQ ?? anyQ ?? 0) > 0;
+}
+
+export function compress(): Koa.Middleware<AppState> {
+  return async function compress(ctx, next) {
+    ctx.vary('Accept-Encoding');
+    await next();
+    const body: unknown = ctx.body;
+    if (typeof body !== 'string' && !Buffer.isBuffer(body)) return;
+    if (ctx.method === 'HEAD' || ctx.response.get('Content-Encoding') || !acceptsGzip(ctx.get('Accept-Encoding'))) return;
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    if (bytes.length < THRESHOLD_BYTES) return;
+    ctx.body = await gzip(bytes, { level: GZIP_LEVEL });
+    ctx.set('Content-Encoding', 'gzip');
+  };
+}
