@@ -46,7 +46,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   for (const m of routeModules) m.mount(router, deps);
   mountOpenApi(router, deps, operations);
 
-  const app = new Koa<AppState>({ proxy: deps.config.trustProxy });
+  // behind N proxies: the client is the address the first of them saw, the N-th entry from the right
+  const app = new Koa<AppState>({ proxy: deps.config.trustProxyHops > 0, maxIpsCount: deps.config.trustProxyHops });
   app.use(requestId());
   app.use(labelSimulated(deps));
   app.use(measure(deps.metrics, deps.log));

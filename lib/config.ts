@@ -28,7 +28,12 @@ export interface Config {
   readonly gatewaySecret: string | undefined;
   readonly certSecret: string | undefined;
   readonly certEd25519Key: string | undefined;
-  readonly trustProxy: boolean;
+  /**
+   * How many reverse proxies in front of the API append to X-Forwarded-For (0: none, the socket's
+   * address is the client). The client address is the one the first of them saw: entries a client
+   * writes itself, further left, are never read.
+   */
+  readonly trustProxyHops: number;
   readonly publicUrl: string;
   readonly version: string;
 }
@@ -96,7 +101,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     gatewaySecret: env.GATEWAY_SECRET || undefined,
     certSecret: env.CERT_HMAC_SECRET || undefined,
     certEd25519Key: env.CERT_ED25519_PRIVATE_KEY || undefined,
-    trustProxy: oneOf(env, 'TRUST_PROXY', ['0', '1'], '0') === '1',
+    trustProxyHops: integer(env, 'TRUST_PROXY', 0, 0, 10),
     publicUrl: env.PUBLIC_URL || `http://localhost:${port}`,
     version: '1.3.0',
     ...overrides,

@@ -31,3 +31,28 @@ describe('marketplace gateway', () => {
     expect((await t.get('/v1/pairs', null, gw('BASIC', 'gw-secret', 'erin'))).status).toBe(200);
   });
 });
+
+describe('behind a proxy (TRUST_PROXY=1)', () => {
+  let p: TestApi;
+  beforeAll(async () => {
+    p = await startTestApi({ hours: 1, env: { TRUST_PROXY: '1' } });
+  });
+  afterAll(async () => {
+    await p?.close();
+  });
+
+  it('takes the address the proxy saw, so a client cannot pick its own by writing X-Forwarded-For', async () => {
+    // the client writes whatever it likes on the left; the proxy appends the address it saw
+    const issue = (spoofed: string, seen: string) =>
+      p.post('/v1/auth/free-key', { email: `proxy+${Math.random().toString(36).slice(2)}@example.test` }, { 'X-Forwarded-For': `${spoofed}, ${seen}` });
+    for (let i = 0; i < 5; i++) expect((await issue(`203.0.113.${i}`, '198.51.100.7')).status).toBe(201);
+    const sixth = await issue('203.0.113.99', '198.51.100.7');
+    expect(sixth.status).toBe(429);
+    // its headers describe the issuance window, and agree with each other
+    expect(sixth.headers.get('x-ratelimit-limit')).toBe('5');
+    const untilReset = Number(sixth.headers.get('x-ratelimit-reset')) - Date.now() / 1000;
+    expect(Math.abs(Number(sixth.headers.get('retry-after')) - untilReset)).toBeLessThanOrEqual(1.5);
+    // another client behind the same proxy has its own budget
+    expect((await issue('203.0.113.99', '198.51.100.8')).status).toBe(201);
+  });
+});
