@@ -63,7 +63,7 @@ export const LIVE_RATE = {
         synthetic: {
           type: 'object',
           required: ['method', 'price', 'divergence', 'divergence_pct'],
-          properties: { method: STR, price: NUM, divergence: NUM_OR_NULL, divergence_pct: { type: ['string', 'null'] } },
+          properties: { method: STR, price: NUM, divergence: NUM, divergence_pct: { type: 'string', pattern: '^-?\\d+\\.\\d{2}%$' } },
         },
       },
     },
@@ -192,14 +192,14 @@ export const PREMIUM_RESPONSE = {
       ],
     },
     interval: { enum: ['5m', '1h', '1d'] },
-    start: TIMESTAMP,
-    end: TIMESTAMP,
+    start: DAY,
+    end: DAY,
     data: {
       type: 'array',
       items: {
         type: 'object',
         required: ['timestamp', 'avg_premium_pct', 'max_premium_pct', 'min_premium_pct', 'avg_vwap', 'avg_synthetic', 'data_points'],
-        properties: { timestamp: TIMESTAMP, ...PREMIUM_STATS, avg_vwap: NUM, avg_synthetic: NUM, data_points: INT },
+        properties: { timestamp: TIMESTAMP, avg_premium_pct: NUM, max_premium_pct: NUM, min_premium_pct: NUM, avg_vwap: NUM, avg_synthetic: NUM, data_points: INT },
       },
     },
     meta: { type: 'object', required: ['avg_premium_pct', 'max_premium_pct', 'min_premium_pct', 'data_points'], properties: { ...PREMIUM_STATS, data_points: INT, request_id: STR } },

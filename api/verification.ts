@@ -18,6 +18,12 @@ export const FRESH_SECONDS = 15 * 60;
 /** Newest data older than this is stale (and a live request for only such pairs is a 503). */
 export const STALE_SECONDS = 60 * 60;
 
+/**
+ * Whether a pair is live: its newest data is at most STALE_SECONDS old. The one rule behind
+ * /v1/pairs availability.live, the pairs /v1/rates/markets lists, and what /v1/rates/live answers.
+ */
+export const isLive = (ageSeconds: number): boolean => ageSeconds <= STALE_SECONDS;
+
 /** divergence = (vwap - synthetic) / synthetic, as a fraction; null without a synthetic price. */
 export function divergence(vwap: number, synthetic: number | null): number | null {
   return synthetic && synthetic > 0 ? (vwap - synthetic) / synthetic : null;

@@ -41,6 +41,7 @@ export function assess(e: LiveEntry, now: Date): Assessment {
   if (e.excluded.length > 0) flags.push('outlier_excluded');
   if (quality === 'stale') flags.push('stale');
   if (e.synthetic?.fxStale) flags.push('fx_stale');
+  if (!syntheticOnly && !e.synthetic) flags.push('synthetic_unavailable');
   return {
     ageSeconds,
     status: v.verificationStatus(divergence, e.quote, syntheticOnly),
@@ -93,7 +94,10 @@ export function presentLive(e: LiveEntry, o: PresentOptions, assessment?: Assess
   if (!atLeast(o.tier, 'builder')) return out;
 
   out.confidence = a.confidence;
-  out.synthetic_divergence_pct = a.divergence === null ? null : v.percent(a.divergence);
+  // a synthetic-only rate is the synthetic price itself: 0 divergence (flag synthetic_only says why);
+  // null only when there is no synthetic price to compare with (flag synthetic_unavailable)
+  const shown = e.calculation === 'synthetic' ? 0 : a.divergence;
+  out.synthetic_divergence_pct = shown === null ? null : v.percent(shown);
   out.notes = notes(e, a);
   out.flags = a.flags;
   if (o.includeSources || o.includeSynthetic) {
@@ -105,12 +109,13 @@ export function presentLive(e: LiveEntry, o: PresentOptions, assessment?: Assess
         sources: e.used.map((s) => ({ exchange: s.exchange, price: numeric(s.price), weight: numeric(s.weight), last_update: timestamp(s.lastTradeAt) })),
       };
     }
-    if (o.includeSynthetic && e.synthetic) {
+    // with a synthetic price there is always a divergence (0 for a synthetic-only rate)
+    if (o.includeSynthetic && e.synthetic && shown !== null) {
       pricing.synthetic = {
         method: 'cross_rate',
         price: numeric(e.synthetic.price),
-        divergence: a.divergence === null ? null : num(a.divergence),
-        divergence_pct: a.divergence === null ? null : `${v.percent(a.divergence, 2).toFixed(2)}%`,
+        divergence: numeric(shown),
+        divergence_pct: `${v.percent(shown, 2).toFixed(2)}%`,
       };
     }
     out.pricing = pricing;

@@ -5,7 +5,7 @@ import { presentLive, assess } from '../live/present.js';
 import { knownPair, meta, requireTier, type Operation } from '../operation.js';
 import { LIVE_RESPONSE, MARKETS_RESPONSE, type LiveResponse, type MarketsResponse } from '../schemas.js';
 import { BOOL, parseQuery } from '../validate.js';
-import { STALE_SECONDS } from '../verification.js';
+import { isLive } from '../verification.js';
 
 const MAX_PAIRS = 50;
 
@@ -51,7 +51,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       const entry = deps.snapshot.get(pair);
       if (!entry) continue;
       const a = assess(entry, now);
-      if (a.ageSeconds <= STALE_SECONDS) anyFresh = true;
+      if (isLive(a.ageSeconds)) anyFresh = true;
       if (q.min_confidence !== undefined && a.confidence < q.min_confidence) continue;
       data[pair] = presentLive(
         entry,
@@ -71,7 +71,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const data: MarketsResponse['data'] = {};
     for (const entry of deps.snapshot.all()) {
       const a = assess(entry, now);
-      if (a.ageSeconds > STALE_SECONDS) continue; // active pairs only
+      if (!isLive(a.ageSeconds)) continue; // active pairs only
       data[entry.pair] = presentLive(entry, { tier: ctx.state.customer!.tier, now, signer: deps.signer }, a);
     }
     if (Object.keys(data).length === 0) throw unavailable('No pair has data newer than 60 minutes; retry shortly.', 60);

@@ -4,7 +4,7 @@ import { date, timestamp } from '../format.js';
 import { type Operation } from '../operation.js';
 import { PAIRS_RESPONSE, type PairsResponse } from '../schemas.js';
 import { parseQuery } from '../validate.js';
-import { FRESH_SECONDS } from '../verification.js';
+import { isLive } from '../verification.js';
 
 const query = { type: 'object', additionalProperties: false, properties: {} } as const;
 
@@ -38,7 +38,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
           quote: info.quote,
           exchanges: r.exchanges ?? [],
           availability: {
-            live: live !== undefined && now - live.time.getTime() <= FRESH_SECONDS * 1000,
+            live: live !== undefined && isLive(Math.floor((now - live.time.getTime()) / 1000)),
             historical_from: r.first_day ? date(r.first_day) : null,
             last_update: lastUpdate ? timestamp(lastUpdate) : null,
           },

@@ -2,15 +2,18 @@
 // (sql/views/50_premium_series.sql), plus the current premium from the live snapshot.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { validationError } from '../errors.js';
-import { dayStart, numeric, round, timestamp } from '../format.js';
+import { date, dayStart, numeric, round, timestamp } from '../format.js';
 import { knownPair, requireTier, type Operation } from '../operation.js';
 import { PREMIUM_RESPONSE, type PremiumResponse } from '../schemas.js';
 import { DATE, PAIR, parseQuery } from '../validate.js';
 import { verificationStatus } from '../verification.js';
 
 const DAY_MS = 86_400_000;
-/** Longest range per interval: bounds the rows in one (unpaginated) answer. */
-const MAX_RANGE_DAYS = { '5m': 31, '1h': 366, '1d': 3660 } as const;
+/**
+ * Longest range per interval: the answer is not paginated, and its cost is the observations it
+ * reads (5-minute ones for 5m and 1h, hourly ones for 1d): at most about 9,000 of them.
+ */
+const MAX_RANGE_DAYS = { '5m': 7, '1h': 31, '1d': 366 } as const;
 
 const query = {
   type: 'object',
@@ -18,7 +21,7 @@ const query = {
   additionalProperties: false,
   properties: {
     pair: PAIR,
-    start: { ...DATE, description: 'first UTC day, inclusive; default: the last 24 hours' },
+    start: { ...DATE, description: 'first UTC day, inclusive; default: the last 24 hours. The range spans at most 7 days at 5m, 31 at 1h, 366 at 1d' },
     end: { ...DATE, description: 'last UTC day, inclusive' },
     interval: { enum: ['5m', '1h', '1d'], default: '1h' },
   },
@@ -73,8 +76,9 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       pair: pair.pair,
       current,
       interval: q.interval,
-      start: timestamp(from),
-      end: timestamp(to),
+      // the dates given, as historical echoes them (or the UTC days of the default range)
+      start: q.start ?? date(from),
+      end: q.end ?? date(to.getTime() - 1),
       data: rows.map((r) => ({
         timestamp: timestamp(r.bucket),
         avg_premium_pct: round(Number(r.avg_premium_pct), 4),

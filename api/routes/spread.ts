@@ -1,5 +1,6 @@
-// GET /v1/rates/spread: bid/ask approximated from the newest 5-minute low/high, against the
-// synthetic cross-rate (sql/views/70_spread_inputs.sql). Not order-book depth, and it says so.
+// GET /v1/rates/spread: bid/ask approximated from the low/high of the newest closed 5-minute bucket
+// in which the pair traded, across venues and per venue in that same bucket, against the synthetic
+// cross-rate (sql/views/70_spread_inputs.sql). Not order-book depth, and it says so.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { notFound, unavailable } from '../errors.js';
 import { num, numeric, round, timestamp } from '../format.js';
@@ -57,7 +58,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       },
       timestamp: timestamp(overall.bucket),
       sources,
-      note: 'bid and ask are approximated from the newest 5-minute low and high of trades; they are not order-book depth.',
+      note: 'bid and ask are approximated from the low and high of trades in the newest closed 5-minute bucket (timestamp is its start); they are not order-book depth.',
     } satisfies SpreadResponse;
   });
 }

@@ -1,6 +1,9 @@
 -- premium_series(pair, interval, from, to): the exchange VWAP's premium over the synthetic
--- cross-rate, from 5-minute observations grouped into `interval` buckets ('5m', '1h', '1d').
--- avg/max/min are over the 5-minute premium_pct values in the bucket; data_points counts them.
+-- cross-rate, grouped into `interval` buckets ('5m', '1h', '1d') from observations one level finer:
+-- 5-minute candles for 5m and 1h buckets, hourly candles for 1d buckets (each observation's VWAP
+-- and synthetic price are exact at its own level: sum(pv) / sum(volume), never an average). So a
+-- wide range reads the hourly aggregate, and the cost is bounded by the route's range limits.
+-- avg/max/min are over the observations' premium_pct in the bucket; data_points counts them.
 -- Read by: GET /v1/premium (data[]; meta is the same aggregation over the whole range).
 DROP FUNCTION IF EXISTS premium_series(text, text, timestamptz, timestamptz);
 
@@ -10,11 +13,11 @@ RETURNS TABLE (bucket timestamptz, avg_premium_pct numeric, max_premium_pct nume
 LANGUAGE sql STABLE AS $$
   SELECT time_bucket(CASE p_interval WHEN '5m' THEN INTERVAL '5 minutes'
                                      WHEN '1h' THEN INTERVAL '1 hour'
-                                     ELSE INTERVAL '1 day' END, bucket) AS b,
-         avg(premium_pct), max(premium_pct), min(premium_pct),
-         avg(vwap), avg(synthetic_price), count(*)
-  FROM candles_with_synthetic('5m', p_pair, p_from, p_to)
-  WHERE synthetic_price IS NOT NULL
+                                     ELSE INTERVAL '1 day' END, o.bucket) AS b,
+         avg(o.premium_pct), max(o.premium_pct), min(o.premium_pct),
+         avg(o.vwap), avg(o.synthetic_price), count(*)
+  FROM candles_with_synthetic(CASE p_interval WHEN '1d' THEN '1h' ELSE '5m' END, p_pair, p_from, p_to) o
+  WHERE o.synthetic_price IS NOT NULL
   GROUP BY b
   ORDER BY b
 $$;

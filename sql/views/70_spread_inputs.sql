@@ -1,6 +1,8 @@
--- spread_inputs(pair): the newest 5-minute candle of each venue trading the pair (last 24 h), and
--- of the pair across venues (exchange = NULL). bid ~ the candle's low, ask ~ its high: an
--- approximation from trades, not order-book depth.
+-- spread_inputs(pair, now): the newest closed 5-minute bucket in which the pair traded (within the
+-- last 24 hours): each venue's candle in that bucket, and the pair's across venues
+-- (exchange = NULL). bid ~ the candle's low, ask ~ its high: an approximation from trades, not
+-- order-book depth. A closed bucket, because the one still open may hold a single trade (bid = ask,
+-- 0 bps) just after its edge; one bucket for all, so the top level and its sources agree.
 -- Read by: GET /v1/rates/spread.
 DROP FUNCTION IF EXISTS spread_inputs(text, timestamptz);
 
@@ -8,14 +10,17 @@ CREATE FUNCTION spread_inputs(p_pair text, p_now timestamptz DEFAULT now())
 RETURNS TABLE (exchange text, bucket timestamptz, bid numeric, ask numeric, vwap numeric,
                last_trade_at timestamptz)
 LANGUAGE sql STABLE AS $$
-  (SELECT DISTINCT ON (e.exchange) e.exchange, e.bucket, e.low, e.high, e.pv / e.volume, e.last_trade_at
-   FROM candles_5m_by_exchange e
-   WHERE e.pair = p_pair AND e.bucket > p_now - INTERVAL '24 hours' AND e.bucket <= p_now
-   ORDER BY e.exchange, e.bucket DESC)
+  WITH newest AS (
+    SELECT c.bucket, c.low, c.high, c.vwap, c.last_trade_at
+    FROM candles c
+    WHERE c.interval = '5m' AND c.pair = p_pair
+      AND c.bucket > p_now - INTERVAL '24 hours' AND c.bucket <= p_now - INTERVAL '5 minutes'
+    ORDER BY c.bucket DESC
+    LIMIT 1
+  )
+  SELECT e.exchange, e.bucket, e.low, e.high, e.pv / e.volume, e.last_trade_at
+  FROM candles_5m_by_exchange e JOIN newest n ON e.bucket = n.bucket
+  WHERE e.pair = p_pair
   UNION ALL
-  (SELECT NULL, c.bucket, c.low, c.high, c.vwap, c.last_trade_at
-   FROM candles c
-   WHERE c.interval = '5m' AND c.pair = p_pair AND c.bucket > p_now - INTERVAL '24 hours' AND c.bucket <= p_now
-   ORDER BY c.bucket DESC
-   LIMIT 1)
+  SELECT NULL, n.bucket, n.low, n.high, n.vwap, n.last_trade_at FROM newest n
 $$;

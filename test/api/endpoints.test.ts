@@ -5,6 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { operations } from '../../api/routes/index.js';
 import { startTestApi, type HttpResult, type TestApi } from '../support/api.js';
 import * as ref from '../support/reference.js';
+import { insertTrades } from '../../pipeline/store.js';
 
 let t: TestApi;
 let free: string; // a fresh free key per test: the free tier allows 10 requests a minute
@@ -103,6 +104,18 @@ describe('GET /v1/rates/live', () => {
     expect(kes).toMatchObject({ calculation: 'synthetic', status: 'unverified', data_quality: 'low' });
     expect(kes.sources).toEqual([expect.objectContaining({ exchange: 'synthetic' })]);
     expect(kes.flags).toContain('synthetic_only');
+    // a number, as the contract types it: the rate is the synthetic price, so no divergence
+    expect(kes.synthetic_divergence_pct).toBe(0);
+    const priced = await t.get('/v1/rates/live?pairs=BTCKES&include_synthetic=true', t.keys.builder);
+    expect(priced.body.data.BTCKES.pricing.synthetic).toMatchObject({ divergence: 0, divergence_pct: '0.00%' });
+  });
+
+  it('calls the same pairs live in /v1/pairs, /v1/rates/markets and /v1/rates/live', async () => {
+    const pairs = await t.get('/v1/pairs', free);
+    const markets = await t.get('/v1/rates/markets', t.keys.builder);
+    const live = pairs.body.pairs.filter((p: { availability: { live: boolean } }) => p.availability.live).map((p: { pair: string }) => p.pair);
+    expect(live.length).toBeGreaterThan(0);
+    expect(live.sort()).toEqual(Object.keys(markets.body.data).sort());
   });
 
   it('gates include flags and min_confidence by tier with 403 tier_restricted', async () => {
@@ -194,13 +207,22 @@ describe('GET /v1/rates/eod', () => {
 });
 
 describe('Builder+ analytics', () => {
-  it('spread: bid/ask from the newest 5-minute low/high, with a synthetic source and a note', async () => {
+  it('spread: bid/ask from the newest closed 5-minute low/high, its sources from that same bucket', async () => {
+    // one trade just after the current bucket's edge: the spread must not collapse to bid = ask
+    const open = Math.floor(Date.now() / 300_000) * 300_000;
+    await insertTrades(t.db.sql, [{ time: new Date(open + 1), exchange: 'luno', pair: 'BTCZAR', tradeId: 'edge-1', price: 1_700_000, amount: 0.01, side: 'buy' }]);
     const res = await t.get('/v1/rates/spread?pair=BTCZAR', t.keys.builder);
     expectShape(res, '/v1/rates/spread');
-    const newest = ref.candles(t.trades.filter((x) => x.pair === 'BTCZAR'), '5m').at(-1)!;
-    expect(res.body.bid).toBe(newest.low);
-    expect(res.body.ask).toBe(newest.high);
-    expect(res.body.mid).toBeCloseTo((newest.low + newest.high) / 2, 6);
+    const closed = ref.candles(t.trades.filter((x) => x.pair === 'BTCZAR'), '5m').filter((c) => c.bucket + 300_000 <= Date.now()).at(-1)!;
+    expect(res.body.timestamp).toBe(new Date(closed.bucket).toISOString().replace('.000Z', '+00:00'));
+    expect(res.body.bid).toBe(closed.low);
+    expect(res.body.ask).toBe(closed.high);
+    expect(res.body.spread_bps).toBeGreaterThan(0);
+    expect(res.body.mid).toBeCloseTo((closed.low + closed.high) / 2, 6);
+    // the top level is the same bucket as its sources: the lowest bid and highest ask among them
+    const venues = res.body.sources.filter((s: { exchange: string }) => s.exchange !== 'synthetic');
+    expect(Math.min(...venues.map((s: { bid: number }) => s.bid))).toBe(res.body.bid);
+    expect(Math.max(...venues.map((s: { ask: number }) => s.ask))).toBe(res.body.ask);
     expect(res.body.sources.map((s: { exchange: string }) => s.exchange)).toContain('synthetic');
     expect(res.body.note).toMatch(/not order-book/);
     expectError(await t.get('/v1/rates/spread?pair=BTCZAR', free), 403, 'tier_restricted');
@@ -212,7 +234,17 @@ describe('Builder+ analytics', () => {
     expect(res.body.data.length).toBeGreaterThanOrEqual(23);
     expect(res.body.meta.data_points).toBe(res.body.data.reduce((n: number, d: { data_points: number }) => n + d.data_points, 0));
     expect(res.body.current.local_price).toBeTypeOf('number');
+    // the range used, as UTC days, like historical
+    expect([res.body.start, res.body.end]).toEqual([daysAgo(1), today()]);
     expectError(await t.get('/v1/premium?pair=BTCNGN', free), 403, 'tier_restricted');
+  });
+
+  it('premium: echoes the dates given, and a day is made of hourly observations', async () => {
+    const res = await t.get(`/v1/premium?pair=BTCNGN&start=${daysAgo(1)}&end=${today()}&interval=1d`, t.keys.professional);
+    expectShape(res, '/v1/premium');
+    expect([res.body.start, res.body.end]).toEqual([daysAgo(1), today()]);
+    for (const d of res.body.data) expect(d.data_points).toBeLessThanOrEqual(24);
+    expectError(await t.get(`/v1/premium?pair=BTCNGN&start=${daysAgo(40)}&end=${today()}&interval=1h`, t.keys.professional), 400, 'validation_error');
   });
 
   it('indices: MXNCI and ACLI, filterable', async () => {
