@@ -67,3 +67,13 @@ export function check(ok: boolean, message: string): asserts ok {
     throw new Error(message);
   }
 }
+
+/**
+ * A table row for a figure with a limit: the value, the limit, and value / limit with its verdict
+ * (a limit is a most, unless `atLeast`: then the figure must reach it).
+ */
+export function limitRow(label: string, value: number, limit: number, atLeast = false): [string, number, number, string] {
+  const ratio = value / limit;
+  const ok = atLeast ? ratio >= 1 : ratio <= 1;
+  return [label, value, limit, `${ratio.toFixed(2)}x ${ok ? 'ok' : 'MISSED'}`];
+}
