@@ -1,5 +1,7 @@
 // GET /v1/health: no key, not rate limited. Reports what is true now: database and Redis reached,
-// collector and FX cycles recent, data ages, uptime and the last 24 hours of requests.
+// collector and FX cycles recent, data ages, uptime and the last 24 hours of requests. Since anyone
+// may call it as often as they like, what it reads from the database and Redis is read at most
+// once a second, by one call at a time (every other call gets that reading).
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { timestamp } from '../format.js';
 import { type Operation } from '../operation.js';
@@ -26,17 +28,39 @@ interface CycleState {
   newest_fx: Date | null;
 }
 
+const READING_MS = 1_000;
+
+interface Reading {
+  readonly state: CycleState | undefined;
+  readonly redis: 'ok' | 'error' | 'disabled';
+  readonly at: number;
+}
+
+async function read(deps: AppDeps): Promise<Reading> {
+  let state: CycleState | undefined;
+  try {
+    [state] = await within(2_000, deps.sql<CycleState[]>`SELECT * FROM collector_state`);
+  } catch {
+    state = undefined; // database unreachable: reported, not thrown
+  }
+  let redis: Reading['redis'] = 'disabled';
+  if (deps.redis) redis = await within(1_000, deps.redis.ping()).then(() => 'ok' as const, () => 'error' as const);
+  return { state, redis, at: Date.now() };
+}
+
 export function mount(router: AppRouter, deps: AppDeps): void {
+  let last: Reading | null = null;
+  let pending: Promise<Reading> | null = null;
+  const current = (now: number): Reading | Promise<Reading> => {
+    if (last && now - last.at <= READING_MS) return last;
+    pending ??= read(deps)
+      .then((r) => (last = r))
+      .finally(() => (pending = null));
+    return pending;
+  };
   router.get('/v1/health', async (ctx: AppContext) => {
     const now = Date.now();
-    let state: CycleState | undefined;
-    try {
-      [state] = await within(2_000, deps.sql<CycleState[]>`SELECT * FROM collector_state`);
-    } catch {
-      state = undefined; // database unreachable: reported, not thrown
-    }
-    let redis: 'ok' | 'error' | 'disabled' = 'disabled';
-    if (deps.redis) redis = await within(1_000, deps.redis.ping()).then(() => 'ok' as const, () => 'error' as const);
+    const { state, redis } = await current(now);
 
     const age = (d: Date | null | undefined) => (d ? Math.max(0, Math.floor((now - d.getTime()) / 1000)) : null);
     const collectorOk = state?.trades_at != null && now - state.trades_at.getTime() <= 3 * deps.config.cycleSeconds * 1000 + 60_000;

@@ -102,7 +102,7 @@ describe('a Redis outage in the middle of a minute', () => {
       expect((await t.get('/v1/health')).body.services.redis).toBe('error');
       // back, and empty (no persistence): still nothing more this minute
       redis = await startRedis(port);
-      await new Promise((r) => setTimeout(r, 1_500)); // ioredis reconnects
+      await new Promise((r) => setTimeout(r, 1_500)); // ioredis reconnects, health reads anew (at most once a second)
       expect(await burst([t], key, 10)).toEqual({ 429: 10 });
       expect((await t.get('/v1/health')).body.services.redis).toBe('ok');
     } finally {
