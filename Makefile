@@ -3,6 +3,8 @@ SHELL := /bin/bash
 NODE_BIN := node_modules/.bin
 TSX := $(NODE_BIN)/tsx
 STAMP := node_modules/.installed
+# DEMO=1: the key commands, migrate and backfill act on make demo's state (var/demo) instead of make run's (var)
+STATE := $(if $(DEMO),AFRATES_VAR_DIR=var/demo)
 
 .DEFAULT_GOAL := help
 .PHONY: help install run demo test migrate key keys revoke rotate backfill bench typecheck
@@ -31,22 +33,22 @@ test: $(STAMP) ## run every test (TEST_DATABASE_URL=postgres://... runs them on 
 	@node -e 'const r=require("./var/test-results.json");console.log(`$${r.numPassedTests} passed, $${r.numFailedTests} failed, $${r.numPendingTests+r.numTodoTests} skipped`)'
 
 migrate: $(STAMP) ## apply migrations and SQL objects (a no-op when up to date)
-	$(TSX) bin/migrate.ts
+	$(STATE) $(TSX) bin/migrate.ts
 
-key: $(STAMP) ## issue a key: make key TIER=builder NAME="Acme" EMAIL=ops@acme.test
-	@$(TSX) bin/key.ts create --tier "$(TIER)" --name "$(NAME)" --email "$(EMAIL)"
+key: $(STAMP) ## issue a key: make key TIER=builder NAME="Acme" EMAIL=ops@acme.test [DEMO=1 for make demo's]
+	@$(STATE) $(TSX) bin/key.ts create --tier "$(TIER)" --name "$(NAME)" --email "$(EMAIL)"
 
 keys: $(STAMP) ## list keys (never the keys themselves)
-	@$(TSX) bin/key.ts list
+	@$(STATE) $(TSX) bin/key.ts list
 
 revoke: $(STAMP) ## revoke a key: make revoke ID=12
-	@$(TSX) bin/key.ts revoke --id "$(ID)"
+	@$(STATE) $(TSX) bin/key.ts revoke --id "$(ID)"
 
 rotate: $(STAMP) ## revoke a key and issue its replacement: make rotate ID=12
-	@$(TSX) bin/key.ts rotate --id "$(ID)"
+	@$(STATE) $(TSX) bin/key.ts rotate --id "$(ID)"
 
 backfill: $(STAMP) ## fetch history: make backfill [PAIR=BTCNGN] FROM=2026-01-01 TO=2026-01-31
-	$(TSX) bin/backfill.ts $(if $(PAIR),--pair $(PAIR)) --from "$(FROM)" --to "$(TO)"
+	$(STATE) $(TSX) bin/backfill.ts $(if $(PAIR),--pair $(PAIR)) --from "$(FROM)" --to "$(TO)"
 
 bench: $(STAMP) ## run the benchmarks in bench/ and print their figures
 	@for b in bench/*.bench.ts; do echo "== $$b"; $(TSX) $$b || exit 1; done

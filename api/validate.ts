@@ -94,3 +94,7 @@ function check(schema: ObjectSchema, data: Record<string, unknown>, where: strin
   if (!validate(data)) throw validationError(describe(validate.errors![0]!, where));
   return data;
 }
+
+const emailSchema = { type: 'string', format: 'email', maxLength: 254 } as const;
+/** The API's own rule for an email address (POST /v1/auth/free-key), for the key commands too. */
+export const isEmail = (value: string): boolean => ajv.validate(emailSchema, value) as boolean;

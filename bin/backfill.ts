@@ -5,13 +5,12 @@
 // itself (stop `make run` first); on a server it runs beside the service.
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
-import { loadConfig } from '../lib/config.js';
 import { openDatabase } from '../lib/db/connect.js';
 import { createLogger } from '../lib/log.js';
 import { backfill, type BackfillProgress } from '../pipeline/backfill.js';
 import { Pipeline } from '../pipeline/runner.js';
 import { venues } from '../pipeline/venues/index.js';
-import { fail, openOrExplain } from './fail.js';
+import { configOrExit, fail, openOrExplain } from './fail.js';
 
 const LINE_EVERY_MS = 5_000;
 
@@ -23,7 +22,7 @@ const day = (name: string, v: string | undefined, endOfDay: boolean): Date => {
 const from = day('FROM', values.from, false);
 const to = day('TO', values.to, true);
 if (to < from) fail('TO must not be before FROM');
-const config = loadConfig();
+const config = configOrExit();
 if (config.tradesRetentionDays !== null && from.getTime() < Date.now() - config.tradesRetentionDays * 86_400_000) {
   // trades that old are dropped by retention, and re-materialising their buckets from what is left would lose candles
   fail(`FROM is older than TRADES_RETENTION_DAYS (${config.tradesRetentionDays}): raw trades that old are not kept`);

@@ -40,7 +40,11 @@ function fxHistory(market: SimMarket): FxRow[] {
   );
 }
 
-const service = await startService(config, log, { collect: false });
+const service = await startService(config, log, { collect: false }).catch(async (err: Error) => {
+  log.fatal({ reason: err.message }, `the demo could not start: ${err.message}`);
+  await sim.stop();
+  process.exit(1);
+});
 let stopping = false;
 stopOnSignals(async () => {
   stopping = true;

@@ -3,11 +3,11 @@
 // stdout (so scripts can capture it); everything else goes to stderr.
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../lib/config.js';
 import { openDatabase } from '../lib/db/connect.js';
 import { createLogger } from '../lib/log.js';
-import { adminFile, runKeyCommand, type AdminFile } from '../api/admin/server.js';
+import { adminFile, KeyCommandError, runKeyCommand, type AdminFile } from '../api/admin/server.js';
 import { KeyStore } from '../api/keys/store.js';
+import { configOrExit, openOrExplain } from './fail.js';
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -15,7 +15,7 @@ const { positionals, values } = parseArgs({
 });
 const command = positionals[0] ?? 'list';
 const args = { tier: values.tier, name: values.name, email: values.email, id: values.id };
-const config = loadConfig();
+const config = configOrExit();
 const log = createLogger('warn');
 
 async function viaService(): Promise<unknown | undefined> {
@@ -41,7 +41,12 @@ async function viaService(): Promise<unknown | undefined> {
 }
 
 async function direct(): Promise<unknown> {
-  const db = await openDatabase(config, log);
+  if (config.databaseUrl === undefined && !fs.existsSync(config.dataDir)) {
+    // nothing to read: say where we looked rather than create an empty database there
+    const demo = fs.existsSync('var/demo/db') && !config.varDir.endsWith('demo') ? ' (make demo keeps its own: add DEMO=1)' : '';
+    throw new KeyCommandError(`no database at ${config.dataDir}: start the service once with make run${demo}`);
+  }
+  const db = await openOrExplain(() => openDatabase(config, log), `make ${command === 'create' ? 'key' : command}`);
   try {
     return await runKeyCommand(new KeyStore(db.sql), command, args);
   } finally {
@@ -52,6 +57,7 @@ async function direct(): Promise<unknown> {
 function print(result: unknown) {
   const r = result as { api_key?: string; record?: Record<string, unknown>; keys?: Record<string, unknown>[] };
   if (r.keys) {
+    process.stdout.write('id\tprefix\ttier\tcustomer\temail\tstate\n');
     for (const k of r.keys) {
       process.stdout.write(`${k.id}\t${k.prefix}…\t${k.tier}\t${k.customer_name ?? ''}\t${k.email ?? ''}\t${k.revoked_at ? `revoked ${String(k.revoked_at)}` : 'active'}\n`);
     }
@@ -67,6 +73,7 @@ function print(result: unknown) {
 try {
   print((await viaService()) ?? (await direct()));
 } catch (err) {
-  process.stderr.write(`error: ${(err as Error).message}\n`);
+  // one line: the operator's mistakes are worded for them, anything else says only what failed
+  process.stderr.write(`error: ${err instanceof KeyCommandError || err instanceof Error ? (err as Error).message.split('\n')[0] : String(err)}\n`);
   process.exitCode = 1;
 }

@@ -1,9 +1,9 @@
 // make migrate: apply pending migrations and changed SQL objects; a no-op when up to date.
-import { loadConfig } from '../lib/config.js';
 import { openDatabase } from '../lib/db/connect.js';
 import { createLogger } from '../lib/log.js';
+import { configOrExit } from './fail.js';
 
-const config = loadConfig();
+const config = configOrExit();
 const log = createLogger(config.logLevel);
 try {
   const db = await openDatabase(config, log);

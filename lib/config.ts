@@ -87,7 +87,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     varDir,
     host: env.HOST || '0.0.0.0',
     port,
-    adminPort: integer(env, 'ADMIN_PORT', 8081, 0, 65535),
+    // key commands find the admin endpoint through var/admin.json: any free port will do
+    adminPort: integer(env, 'ADMIN_PORT', 0, 0, 65535),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     logLevel: oneOf(env, 'LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], 'info'),
     role: oneOf(env, 'ROLE', ['all', 'api', 'pipeline'] as const, 'all'),

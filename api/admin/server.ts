@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../lib/log.js';
 import type { KeyStore } from '../keys/store.js';
 import { TIERS, type Tier } from '../tiers.js';
+import { isEmail } from '../validate.js';
 
 export interface AdminHandle {
   readonly url: string;
@@ -32,29 +33,48 @@ async function readJson(req: http.IncomingMessage): Promise<Record<string, unkno
   return text ? (JSON.parse(text) as Record<string, unknown>) : {};
 }
 
+/** A key command's refusal, worded for the operator (one line, the way out in it). */
+export class KeyCommandError extends Error {}
+
+function keyId(args: Record<string, unknown>, command: string): number {
+  const raw = String(args.id ?? '').trim();
+  if (!/^\d{1,15}$/.test(raw)) throw new KeyCommandError(`ID is required, a key's number: make ${command} ID=12 (make keys lists them)`);
+  return Number(raw);
+}
+
 /** The operations the admin endpoint and the direct-database fallback of bin/key.ts share. */
 export async function runKeyCommand(keys: KeyStore, command: string, args: Record<string, unknown>): Promise<unknown> {
   switch (command) {
     case 'create': {
       const tier = String(args.tier ?? '');
-      if (!TIERS.includes(tier as Tier)) throw new Error(`TIER must be one of ${TIERS.join(', ')}`);
-      const { apiKey, record } = await keys.issue({ tier: tier as Tier, customerName: (args.name as string) || null, email: (args.email as string) || null });
-      return { api_key: apiKey, record };
+      if (!TIERS.includes(tier as Tier)) throw new KeyCommandError(`TIER must be one of ${TIERS.join(', ')}`);
+      const email = String(args.email ?? '').trim() || null;
+      if (email !== null && !isEmail(email)) throw new KeyCommandError(`EMAIL is not an email address: ${email.slice(0, 100)}`);
+      try {
+        const { apiKey, record } = await keys.issue({ tier: tier as Tier, customerName: String(args.name ?? '').trim() || null, email });
+        return { api_key: apiKey, record };
+      } catch (err) {
+        if ((err as { code?: string }).code !== '23505') throw err;
+        const existing = email ? await keys.activeFreeKey(email) : null;
+        throw new KeyCommandError(`${email} already has an active free key${existing ? ` (id ${existing.id})` : ''}: one per email; make rotate ID=... replaces it`);
+      }
     }
     case 'list':
       return { keys: await keys.list() };
     case 'revoke': {
-      const record = await keys.revoke(Number(args.id));
-      if (!record) throw new Error(`no active key with id ${String(args.id)}`);
+      const id = keyId(args, 'revoke');
+      const record = await keys.revoke(id);
+      if (!record) throw new KeyCommandError(`no active key with id ${id} (make keys lists them)`);
       return { record };
     }
     case 'rotate': {
-      const rotated = await keys.rotate(Number(args.id));
-      if (!rotated) throw new Error(`no active key with id ${String(args.id)}`);
+      const id = keyId(args, 'rotate');
+      const rotated = await keys.rotate(id);
+      if (!rotated) throw new KeyCommandError(`no active key with id ${id} (make keys lists them)`);
       return { api_key: rotated.apiKey, record: rotated.record };
     }
     default:
-      throw new Error(`unknown command ${command}`);
+      throw new KeyCommandError(`unknown command ${command}: create, list, revoke or rotate`);
   }
 }
 
@@ -73,11 +93,16 @@ export async function startAdmin(keys: KeyStore, varDir: string, port: number, l
     try {
       send(200, await runKeyCommand(keys, match[1]!, await readJson(req)));
     } catch (err) {
-      send(400, { error: (err as Error).message });
+      // the operator's mistakes are worded for them; anything else is logged here, not echoed
+      if (err instanceof KeyCommandError) return send(400, { error: err.message });
+      log.error({ err }, 'key command failed');
+      send(500, { error: 'the key command failed; the service log says why' });
     }
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE' ? new Error(`ADMIN_PORT ${port} is taken on 127.0.0.1: pick another, or leave ADMIN_PORT unset (any free port)`) : err),
+    );
     server.listen(port, '127.0.0.1', () => resolve());
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -92,5 +92,20 @@ describe('the service process', () => {
     const bad = await keyCommand('create', '--tier', 'platinum');
     expect(bad.status).toBe(1);
     expect(bad.stderr).toContain('TIER must be one of');
+
+    // operators' mistakes: one clear line each, never a stack trace or a database error
+    expect((await keyCommand('create', '--tier', 'free', '--email', 'dup@example.test')).status).toBe(0);
+    const mistakes = [
+      [await keyCommand('create', '--tier', 'free', '--email', 'dup@example.test'), /dup@example\.test already has an active free key \(id \d+\)/],
+      [await keyCommand('create', '--tier', 'builder', '--email', 'not-an-email'), /EMAIL is not an email address/],
+      [await keyCommand('revoke'), /ID is required/],
+      [await keyCommand('rotate', '--id', '999'), /no active key with id 999/],
+    ] as const;
+    for (const [r, message] of mistakes) {
+      expect(r.status).toBe(1);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    }
+    expect((await keyCommand('list')).stdout.split('\n')[0]).toBe('id\tprefix\ttier\tcustomer\temail\tstate');
   });
 });
