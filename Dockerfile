@@ -1,16 +1,27 @@
-# One image for both the api and the pipeline services (ROLE picks which runs).
-FROM node:20-bookworm-slim
+# One image for both the api and the pipeline services (ROLE picks which runs): compiled
+# JavaScript on a current LTS Node, production dependencies only, running as an unprivileged user.
+
+# build: the TypeScript compiled to dist/ (with sql/), using the dev dependencies
+FROM node:24.11.1-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm install --no-audit --no-fund
-COPY tsconfig.json ./
+COPY tsconfig.json tsconfig.build.json ./
 COPY lib ./lib
 COPY sql ./sql
 COPY pipeline ./pipeline
 COPY api ./api
 COPY bin ./bin
+RUN npm run build
+
+# run: dist/ and production dependencies, nothing else (npm install, not npm ci: see the Makefile)
+FROM node:24.11.1-bookworm-slim
 ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
 RUN mkdir -p var && chown node:node var
 USER node
 EXPOSE 8080
-CMD ["node_modules/.bin/tsx", "bin/serve.ts"]
+CMD ["node", "dist/bin/serve.js"]
