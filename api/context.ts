@@ -14,10 +14,13 @@ import type { Redis } from 'ioredis';
 
 /** Who is calling: a key's owner, or a marketplace gateway user. */
 export interface Customer {
-  /** Stable id for limits and quotas: `key:<id>` or `gateway:<user>`. */
+  /** Stable id for limits and quotas: `key:<customer id>` (a customer's id is its first key's) or `gateway:<user>`. */
   readonly id: string;
   readonly tier: Tier;
   readonly name: string | null;
+  /** The key in use and its customer (absent for a gateway user, who has no keys here). */
+  readonly keyId?: number;
+  readonly customerId?: number;
 }
 
 export interface PairInfo {

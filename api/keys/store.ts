@@ -2,8 +2,11 @@
 // the key itself exists once, in the response (or command output) that issues it.
 // Lookups are cached for 60 s (in Redis when configured, so every API process shares it); a revoke
 // clears the shared cache at once, and other processes' in-memory caches within 60 s.
+// Keys belong to customers (sql/migrations/*_customers.sql): a customer's keys share its tier and
+// limits, and the account operations (api/routes/account.ts) touch only the caller's customer.
 import crypto from 'node:crypto';
 import type { Redis } from 'ioredis';
+import type postgres from 'postgres';
 import type { Sql } from '../../lib/db/connect.js';
 import type { Customer } from '../context.js';
 import type { Tier } from '../tiers.js';
@@ -11,6 +14,10 @@ import type { Tier } from '../tiers.js';
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const KEY_PATTERN = /^afr_live_[0-9A-Za-z]{32}$/;
 const CACHE_TTL_MS = 60_000;
+/** last_used_at is written at most this often per key, in one batch, off the request path. */
+const LAST_USED_EVERY_MS = 60_000;
+/** Active keys one customer may hold (a key per environment; they share one budget). */
+export const MAX_KEYS_PER_CUSTOMER = 20;
 
 export function generateKey(): string {
   // rejection sampling keeps every character uniformly likely
@@ -39,12 +46,44 @@ export interface IssueInput {
   readonly tier: Tier;
   readonly customerName?: string | null;
   readonly email?: string | null;
+  readonly label?: string | null;
+}
+
+/** A customer's key as the customer sees it (never the key itself). */
+export interface OwnKey {
+  readonly id: number;
+  readonly prefix: string;
+  readonly label: string | null;
+  readonly created_at: Date;
+  readonly last_used_at: Date | null;
+}
+
+export interface CustomerRecord {
+  readonly id: number;
+  readonly tier: Tier;
+  readonly name: string | null;
+  readonly email: string | null;
+  readonly created_at: Date;
+}
+
+/** An account operation the customer cannot do (rendered as 404 or 409 by the route). */
+export class AccountError extends Error {
+  constructor(
+    readonly reason: 'no_such_key' | 'last_key' | 'too_many_keys',
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 type Cached = { customer: Customer | null; until: number };
+type Tx = postgres.TransactionSql;
 
 export class KeyStore {
   private readonly memory = new Map<string, Cached>();
+  /** key id -> when it was last used, not yet written */
+  private readonly lastUsed = new Map<number, number>();
+  private lastUsedTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly sql: Sql,
@@ -53,45 +92,174 @@ export class KeyStore {
     private readonly namespace = 'afrates',
   ) {}
 
+  /**
+   * Issues a key for a new customer, or, for a free key with an email, for that email's free
+   * customer when none of its keys is active (usage stays with the customer). An email whose free
+   * customer has an active key is refused with SQLSTATE 23505 (409 conflict over HTTP), as the
+   * unique index would refuse two concurrent issues.
+   */
   async issue(input: IssueInput): Promise<{ apiKey: string; record: KeyRecord }> {
+    return this.sql.begin(async (tx) => {
+      if (input.tier === 'free' && input.email) {
+        const [existing] = await tx<{ id: string; active: number }[]>`
+          SELECT c.id::text, (SELECT count(*)::int FROM api_keys k WHERE k.customer_id = c.id AND k.revoked_at IS NULL) AS active
+          FROM customers c WHERE lower(c.email) = lower(${input.email}) AND c.tier = 'free' FOR UPDATE`;
+        if (existing && existing.active > 0) throw Object.assign(new Error('this email already has an active free key'), { code: '23505' });
+        if (existing) return this.insertKey(tx, Number(existing.id), input.label ?? null);
+      }
+      // the customer's id is its first key's id (see the migration): one value from the keys' sequence
+      const [{ id } = { id: '' }] = await tx<{ id: string }[]>`SELECT nextval(pg_get_serial_sequence('api_keys', 'id'))::text AS id`;
+      await tx`INSERT INTO customers (id, tier, name, email) VALUES (${id}, ${input.tier}, ${input.customerName ?? null}, ${input.email ?? null})`;
+      return this.insertKey(tx, Number(id), input.label ?? null, Number(id));
+    });
+  }
+
+  /** A new key of `customerId`, with its tier, name and email; `id` forces the key's id. */
+  private async insertKey(tx: Tx, customerId: number, label: string | null, id?: number): Promise<{ apiKey: string; record: KeyRecord }> {
     const apiKey = generateKey();
-    const [record] = await this.sql<KeyRecord[]>`
-      INSERT INTO api_keys (key_hash, key_prefix, tier, customer_name, email)
-      VALUES (${hashKey(apiKey)}, ${apiKey.slice(0, 13)}, ${input.tier}, ${input.customerName ?? null}, ${input.email ?? null})
-      RETURNING id, key_prefix AS prefix, tier, customer_name, email, created_at, revoked_at`;
+    const [record] = await tx<KeyRecord[]>`
+      INSERT INTO api_keys (id, key_hash, key_prefix, tier, customer_name, email, customer_id, label)
+      OVERRIDING SYSTEM VALUE
+      SELECT coalesce(${id ?? null}::bigint, nextval(pg_get_serial_sequence('api_keys', 'id'))), ${hashKey(apiKey)}, ${apiKey.slice(0, 13)},
+             c.tier, c.name, c.email, c.id, ${label}
+      FROM customers c WHERE c.id = ${customerId}
+      RETURNING id::int, key_prefix AS prefix, tier, customer_name, email, created_at, revoked_at`;
     return { apiKey, record: record! };
   }
 
-  /** The active free key of an email, if any (one per email). */
+  /** An active key of the email's free customer, if any (one free customer per email). */
   async activeFreeKey(email: string): Promise<KeyRecord | null> {
     const [row] = await this.sql<KeyRecord[]>`
-      SELECT id, key_prefix AS prefix, tier, customer_name, email, created_at, revoked_at FROM api_keys
-      WHERE lower(email) = lower(${email}) AND tier = 'free' AND revoked_at IS NULL`;
+      SELECT k.id::int, k.key_prefix AS prefix, k.tier, k.customer_name, k.email, k.created_at, k.revoked_at
+      FROM customers c JOIN api_keys k ON k.customer_id = c.id
+      WHERE lower(c.email) = lower(${email}) AND c.tier = 'free' AND k.revoked_at IS NULL
+      ORDER BY k.id LIMIT 1`;
     return row ?? null;
   }
 
   async list(): Promise<KeyRecord[]> {
     return this.sql<KeyRecord[]>`
-      SELECT id, key_prefix AS prefix, tier, customer_name, email, created_at, revoked_at
+      SELECT id::int, key_prefix AS prefix, tier, customer_name, email, created_at, revoked_at
       FROM api_keys ORDER BY id`;
   }
 
   async revoke(id: number): Promise<KeyRecord | null> {
     const [row] = await this.sql<(KeyRecord & { key_hash: string })[]>`
       UPDATE api_keys SET revoked_at = now() WHERE id = ${id} AND revoked_at IS NULL
-      RETURNING id, key_hash, key_prefix AS prefix, tier, customer_name, email, created_at, revoked_at`;
+      RETURNING id::int, key_hash, key_prefix AS prefix, tier, customer_name, email, created_at, revoked_at`;
     if (!row) return null;
-    this.memory.delete(row.key_hash);
-    await this.redis?.del(`${this.namespace}:key:${row.key_hash}`).catch(() => undefined); // other processes: within 60 s
+    await this.forget(row.key_hash);
     const { key_hash: _hash, ...record } = row;
     return record;
   }
 
-  /** Revokes a key and issues its replacement with the same tier, name and email. */
-  async rotate(id: number): Promise<{ apiKey: string; record: KeyRecord } | null> {
-    const old = await this.revoke(id);
-    if (!old) return null;
-    return this.issue({ tier: old.tier, customerName: old.customer_name, email: old.email });
+  /** Drops a revoked key from this process's cache and the shared one (other processes: within 60 s). */
+  private async forget(keyHash: string): Promise<void> {
+    this.memory.delete(keyHash);
+    await this.redis?.del(`${this.namespace}:key:${keyHash}`).catch(() => undefined);
+  }
+
+  /**
+   * Revokes a key and issues its replacement for the same customer and label, in one transaction:
+   * whatever happens, the customer ends with exactly one of the two active. Concurrent rotations of
+   * one key queue on its row; the first wins, the others find it revoked (null).
+   */
+  async rotate(id: number, customerId?: number): Promise<{ apiKey: string; record: KeyRecord; replaced: KeyRecord } | null> {
+    const result = await this.sql.begin(async (tx) => {
+      const [old] = await tx<(KeyRecord & { key_hash: string; customer_id: string; label: string | null })[]>`
+        UPDATE api_keys SET revoked_at = now()
+        WHERE id = ${id} AND revoked_at IS NULL AND (${customerId ?? null}::bigint IS NULL OR customer_id = ${customerId ?? null})
+        RETURNING id::int, key_hash, key_prefix AS prefix, tier, customer_name, email, created_at, revoked_at, customer_id::text, label`;
+      if (!old) return null;
+      const issued = await this.insertKey(tx, Number(old.customer_id), old.label);
+      return { ...issued, old };
+    });
+    if (!result) return null;
+    // after the commit: a cache filled from the database before it could otherwise keep the old key
+    await this.forget(result.old.key_hash);
+    const { key_hash: _h, customer_id: _c, label: _l, ...replaced } = result.old;
+    return { apiKey: result.apiKey, record: result.record, replaced };
+  }
+
+  async customer(customerId: number): Promise<CustomerRecord | null> {
+    const [row] = await this.sql<CustomerRecord[]>`SELECT id::int, tier, name, email, created_at FROM customers WHERE id = ${customerId}`;
+    return row ?? null;
+  }
+
+  /** A customer's active keys, oldest first. */
+  async keysOf(customerId: number): Promise<OwnKey[]> {
+    return this.sql<OwnKey[]>`
+      SELECT id::int, key_prefix AS prefix, label, created_at, last_used_at FROM api_keys
+      WHERE customer_id = ${customerId} AND revoked_at IS NULL ORDER BY id`;
+  }
+
+  /** A new key for a customer (its tier: a customer never chooses one), at most MAX_KEYS_PER_CUSTOMER active. */
+  async createFor(customerId: number, label: string | null): Promise<{ apiKey: string; record: KeyRecord }> {
+    return this.sql.begin(async (tx) => {
+      await this.lockCustomer(tx, customerId);
+      const [{ n } = { n: 0 }] = await tx<{ n: number }[]>`SELECT count(*)::int AS n FROM api_keys WHERE customer_id = ${customerId} AND revoked_at IS NULL`;
+      if (n >= MAX_KEYS_PER_CUSTOMER) throw new AccountError('too_many_keys', `At most ${MAX_KEYS_PER_CUSTOMER} active keys per account; revoke one first.`);
+      return this.insertKey(tx, customerId, label);
+    });
+  }
+
+  /**
+   * Revokes one of a customer's keys; never its last active key (the account would be locked out
+   * for good: rotate it instead). The customer's row is locked, so two revokes at once can't both
+   * pass the check.
+   */
+  async revokeOwn(customerId: number, keyId: number): Promise<KeyRecord> {
+    const row = await this.sql.begin(async (tx) => {
+      await this.lockCustomer(tx, customerId);
+      const keys = await tx<{ id: number }[]>`SELECT id::int FROM api_keys WHERE customer_id = ${customerId} AND revoked_at IS NULL`;
+      if (!keys.some((k) => k.id === keyId)) throw new AccountError('no_such_key', `No active key ${keyId} in this account.`);
+      if (keys.length === 1) throw new AccountError('last_key', 'This is the account\'s last active key: rotate it instead of revoking it.');
+      const [revoked] = await tx<(KeyRecord & { key_hash: string })[]>`
+        UPDATE api_keys SET revoked_at = now() WHERE id = ${keyId}
+        RETURNING id::int, key_hash, key_prefix AS prefix, tier, customer_name, email, created_at, revoked_at`;
+      return revoked!;
+    });
+    await this.forget(row.key_hash);
+    const { key_hash: _hash, ...record } = row;
+    return record;
+  }
+
+  private async lockCustomer(tx: Tx, customerId: number): Promise<void> {
+    const [row] = await tx`SELECT id FROM customers WHERE id = ${customerId} FOR UPDATE`;
+    if (!row) throw new AccountError('no_such_key', 'No such account.');
+  }
+
+  /**
+   * Remembers that a key was used; written to last_used_at in one batch at most once a minute
+   * (a dashboard figure, not worth a write on every request).
+   */
+  private noteUse(keyId: number): void {
+    const now = this.now();
+    this.lastUsed.set(keyId, now);
+    if (!this.lastUsedTimer) {
+      this.lastUsedTimer = setTimeout(() => {
+        this.lastUsedTimer = undefined;
+        void this.flushLastUsed();
+      }, LAST_USED_EVERY_MS);
+      this.lastUsedTimer.unref();
+    }
+  }
+
+  /** Writes the noted uses (also at close). */
+  async flushLastUsed(): Promise<void> {
+    if (this.lastUsed.size === 0) return;
+    const ids = [...this.lastUsed.keys()];
+    const times = ids.map((id) => new Date(this.lastUsed.get(id)!).toISOString());
+    this.lastUsed.clear();
+    await this.sql`
+      UPDATE api_keys k SET last_used_at = greatest(k.last_used_at, u.t)
+      FROM unnest(${ids}::bigint[], ${times}::timestamptz[]) AS u(id, t) WHERE k.id = u.id`.catch(() => undefined); // a dashboard figure: a lost write is not worth an error
+  }
+
+  async close(): Promise<void> {
+    clearTimeout(this.lastUsedTimer);
+    this.lastUsedTimer = undefined;
+    await this.flushLastUsed();
   }
 
   /** The customer a key belongs to, or null for an unknown or revoked key. */
@@ -100,7 +268,10 @@ export class KeyStore {
     const hash = hashKey(apiKey);
     const now = this.now();
     const hit = this.memory.get(hash);
-    if (hit && hit.until > now) return hit.customer;
+    if (hit && hit.until > now) {
+      if (hit.customer?.keyId !== undefined) this.noteUse(hit.customer.keyId);
+      return hit.customer;
+    }
 
     let customer: Customer | null | undefined;
     const redisKey = `${this.namespace}:key:${hash}`;
@@ -110,13 +281,16 @@ export class KeyStore {
       if (shared !== null) customer = JSON.parse(shared) as Customer | null;
     }
     if (customer === undefined) {
-      const [row] = await this.sql<{ id: string; tier: Tier; customer_name: string | null }[]>`
-        SELECT id::text, tier, customer_name FROM api_keys WHERE key_hash = ${hash} AND revoked_at IS NULL`;
-      customer = row ? { id: `key:${row.id}`, tier: row.tier, name: row.customer_name } : null;
+      const [row] = await this.sql<{ key_id: string; customer_id: string; tier: Tier; name: string | null }[]>`
+        SELECT k.id::text AS key_id, c.id::text AS customer_id, c.tier, c.name
+        FROM api_keys k JOIN customers c ON c.id = k.customer_id
+        WHERE k.key_hash = ${hash} AND k.revoked_at IS NULL`;
+      customer = row ? { id: `key:${row.customer_id}`, tier: row.tier, name: row.name, keyId: Number(row.key_id), customerId: Number(row.customer_id) } : null;
       await this.redis?.set(redisKey, JSON.stringify(customer), 'PX', CACHE_TTL_MS).catch(() => undefined);
     }
     this.memory.set(hash, { customer, until: now + CACHE_TTL_MS });
     if (this.memory.size > 100_000) this.memory.clear(); // bounded: a flood of random keys can't grow it
+    if (customer?.keyId !== undefined) this.noteUse(customer.keyId);
     return customer;
   }
 }

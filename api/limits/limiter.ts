@@ -42,6 +42,8 @@ export class RateLimiter {
   private readonly restored = new Map<string, Promise<void>>();
   /** customer|month -> requests counted here and not yet written to api_usage */
   private readonly unflushed = new Map<string, number>();
+  /** customer|YYYY-MM-DD -> the same for api_usage_daily (key customers: the dashboard's chart) */
+  private readonly unflushedDaily = new Map<string, number>();
   private flushTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -67,8 +69,25 @@ export class RateLimiter {
     await this.flush();
   }
 
-  /** Writes counted-but-unsaved usage to api_usage. */
+  /** Writes counted-but-unsaved usage to api_usage and api_usage_daily. */
   async flush(): Promise<void> {
+    await this.flushMonthly();
+    const pending = [...this.unflushedDaily.entries()];
+    this.unflushedDaily.clear();
+    for (const [i, [entry, count]] of pending.entries()) {
+      const [customer, day] = entry.split('|') as [string, string];
+      try {
+        await this.sql`
+          INSERT INTO api_usage_daily (customer, day, requests) VALUES (${customer}, ${day}::date, ${count})
+          ON CONFLICT (customer, day) DO UPDATE SET requests = api_usage_daily.requests + excluded.requests`;
+      } catch (err) {
+        for (const [e, c] of pending.slice(i)) this.unflushedDaily.set(e, (this.unflushedDaily.get(e) ?? 0) + c);
+        throw err;
+      }
+    }
+  }
+
+  private async flushMonthly(): Promise<void> {
     const pending = [...this.unflushed.entries()];
     this.unflushed.clear();
     for (const [i, [entry, count]] of pending.entries()) {
@@ -146,6 +165,10 @@ export class RateLimiter {
       headers['X-Quota-Limit'] = String(rules.perMonth);
       headers['X-Quota-Remaining'] = String(rules.perMonth - usedThisMonth);
       headers.RateLimit += `, "month";r=${rules.perMonth - usedThisMonth};t=${monthLeft}`;
+    }
+    if (subject.id.startsWith('key:')) {
+      const day = `${subject.id}|${new Date(now).toISOString().slice(0, 10)}`;
+      this.unflushedDaily.set(day, (this.unflushedDaily.get(day) ?? 0) + 1);
     }
     return { headers };
   }
