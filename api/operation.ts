@@ -7,7 +7,7 @@ import { atLeast, tierLabel, type Tier } from './tiers.js';
 import type { ObjectSchema } from './validate.js';
 
 export interface Operation {
-  readonly method: 'get' | 'post';
+  readonly method: 'get' | 'post' | 'delete';
   /** Koa path, e.g. /v1/certificates/:pair */
   readonly path: string;
   readonly summary: string;
@@ -18,6 +18,8 @@ export interface Operation {
   readonly body?: ObjectSchema;
   readonly response: object;
   readonly status?: number;
+  /** The success response's media type (default application/json; text/event-stream for streams). */
+  readonly contentType?: string;
 }
 
 export interface RouteModule {

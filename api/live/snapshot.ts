@@ -2,6 +2,7 @@
 // ingest cycle (or, in a process without the pipeline, follow() notices new cycles), so a live or
 // markets request never queries the database. What depends on the clock (age, quality, status,
 // confidence) is worked out per request in api/live/present.ts.
+import { EventEmitter } from 'node:events';
 import type { Sql } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
 import { OUTLIER_LIMIT, outliers, STALE_SECONDS } from '../verification.js';
@@ -62,6 +63,10 @@ export class LiveSnapshot {
   market: 'real' | 'simulated' | null = null;
   private readonly outlierLimit: number;
   private readonly now: () => Date;
+  /** Emits 'refreshed' (with `version`) after every rebuild: the event streams push from it (api/sse.ts). */
+  readonly events = new EventEmitter();
+  /** Grows with every rebuild (its time in ms, or one more): the event id of the streams. 0 before the first. */
+  version = 0;
 
   constructor(
     private readonly sql: Sql,
@@ -128,6 +133,8 @@ export class LiveSnapshot {
       if (entry) next.set(p.pair, entry);
     }
     this.entries = next;
+    this.version = Math.max(this.version + 1, now.getTime());
+    this.events.emit('refreshed', this.version);
   }
 
   private combine(p: { pair: string; base: string; quote: string }, all: SourceQuote[], syn: SyntheticRow | undefined, now: Date): LiveEntry | null {

@@ -36,7 +36,7 @@ export function buildOpenApi(all: readonly Operation[], version: string): object
         parameters: [...parameters(op.params, 'path'), ...parameters(op.query, 'query')],
         ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: op.body } } } } : {}),
         responses: {
-          [String(op.status ?? 200)]: { description: 'OK', content: { 'application/json': { schema: op.response } } },
+          [String(op.status ?? 200)]: { description: 'OK', content: { [op.contentType ?? 'application/json']: { schema: op.response } } },
           ...errors,
           '503': { description: 'service_unavailable', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
         },
