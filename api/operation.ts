@@ -1,7 +1,7 @@
 // A route's description: enough for the OpenAPI document (api/routes/openapi.ts) and for tier
 // gating, kept beside the handler in each api/routes/<resource>.ts.
 import type { AppContext, AppDeps, AppRouter, PairInfo } from './context.js';
-import { ApiError, validationError } from './errors.js';
+import { ApiError, validationError, type ErrorCode } from './errors.js';
 import { timestamp } from './format.js';
 import { atLeast, tierLabel, type Tier } from './tiers.js';
 import type { ObjectSchema } from './validate.js';
@@ -20,6 +20,14 @@ export interface Operation {
   readonly status?: number;
   /** The success response's media type (default application/json; text/event-stream for streams). */
   readonly contentType?: string;
+  /** OpenAPI operationId; default: the method and the path's words in camelCase (getCertificatesPairTimestamp). */
+  readonly operationId?: string;
+  /**
+   * Errors the handler itself answers beyond those its shape implies (validation_error with any input,
+   * unauthorized with a tier, tier_restricted above Free, the 429s when rate limited, service_unavailable
+   * always): e.g. not_found, conflict, tier_restricted for a gated parameter. Documented in OpenAPI.
+   */
+  readonly errors?: readonly ErrorCode[];
 }
 
 export interface RouteModule {
