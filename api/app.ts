@@ -13,9 +13,12 @@ import { rateLimit } from './middleware/rateLimit.js';
 import { requestId } from './middleware/requestId.js';
 import { mountOpenApi } from './routes/openapi.js';
 import { operations, routeModules } from './routes/index.js';
+import { serveWeb } from './web.js';
 
-const NO_KEY = new Set(['/v1/health', '/v1/auth/free-key', '/v1/openapi.json', '/v1/certificates/keys']);
-const NOT_LIMITED = new Set(['/v1/health']);
+// the web pages' public endpoints have a per-address limit of their own (api/public-limit.ts)
+const PUBLIC_WEB = ['/v1/board', '/v1/board/stream', '/v1/status/public'];
+const NO_KEY = new Set(['/v1/health', '/v1/auth/free-key', '/v1/openapi.json', '/v1/certificates/keys', ...PUBLIC_WEB]);
+const NOT_LIMITED = new Set(['/v1/health', ...PUBLIC_WEB]);
 
 /** Simulated data is never passed off as real: every response says so in a header. */
 function labelSimulated(deps: AppDeps): Koa.Middleware<AppState> {
@@ -52,8 +55,9 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(labelSimulated(deps));
   app.use(measure(deps.metrics, deps.log));
   app.use(renderErrors());
-  app.use(cors({ allowMethods: ['GET', 'POST', 'OPTIONS'], exposeHeaders: ['X-Afrates-Data', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id', 'X-Quota-Limit', 'X-Quota-Remaining'] }));
+  app.use(cors({ allowMethods: ['GET', 'POST', 'DELETE', 'OPTIONS'], exposeHeaders: ['X-Afrates-Data', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id', 'X-Quota-Limit', 'X-Quota-Remaining'] }));
   app.use(compress());
+  app.use(serveWeb()); // the web pages and their assets (web/dist): before keys and limits, which are the API's
   app.use(serializeJson());
   app.use(authenticate(deps.keys, deps.config.gatewaySecret));
   app.use(rateLimit(deps.limiter, NOT_LIMITED));

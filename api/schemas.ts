@@ -392,3 +392,207 @@ export type KeyResponse = FromSchema<typeof KEY_RESPONSE>;
 export type CertificateListResponse = FromSchema<typeof CERTIFICATE_LIST_RESPONSE>;
 export type CertificateResponse = FromSchema<typeof CERTIFICATE_RESPONSE>;
 export type CertificateKeysResponse = FromSchema<typeof CERTIFICATE_KEYS_RESPONSE>;
+
+// ---- Web: the public board and status page, the account (dashboard), the live stream ----
+
+const TIER = { enum: ['free', 'builder', 'professional', 'enterprise'] } as const;
+const TIMESTAMP_OR_NULL = { anyOf: [TIMESTAMP, { type: 'null' }] } as const;
+const API_KEY = { type: 'string', pattern: '^afr_live_[0-9A-Za-z]{32}$' } as const;
+
+/** The free tier's live rate object (nothing more), or null for a pair without data. */
+const FREE_LIVE_RATE = {
+  ...LIVE_RATE,
+  properties: {
+    rate: LIVE_RATE.properties.rate,
+    calculation: LIVE_RATE.properties.calculation,
+    data_freshness_seconds: LIVE_RATE.properties.data_freshness_seconds,
+    sources: LIVE_RATE.properties.sources,
+    status: LIVE_RATE.properties.status,
+    data_quality: LIVE_RATE.properties.data_quality,
+  },
+} as const;
+
+export const BOARD_RESPONSE = {
+  type: 'object',
+  required: ['data', 'meta'],
+  additionalProperties: false,
+  properties: {
+    data: {
+      type: 'object',
+      description: "every public pair: the free tier's live rate object, null for a pair without data",
+      additionalProperties: { anyOf: [FREE_LIVE_RATE, { type: 'null' }] },
+    },
+    meta: {
+      type: 'object',
+      required: ['timestamp', 'snapshot', 'pair_count', 'thresholds'],
+      additionalProperties: false,
+      properties: {
+        timestamp: TIMESTAMP,
+        snapshot: { ...INT, description: 'version of the live snapshot (the event id of the streams)' },
+        pair_count: INT,
+        thresholds: {
+          type: 'object',
+          description: 'status thresholds on |premium| in percent per quote currency (default: the others): verified at most `verified`, caution at most `caution`',
+          additionalProperties: { type: 'object', required: ['verified', 'caution'], additionalProperties: false, properties: { verified: NUM, caution: NUM } },
+        },
+      },
+    },
+  },
+} as const;
+
+export const PUBLIC_STATUS_RESPONSE = {
+  type: 'object',
+  required: ['overall_status', 'timestamp', 'pairs', 'cycles', 'uptime'],
+  additionalProperties: false,
+  properties: {
+    overall_status: { enum: ['healthy', 'degraded', 'outage'] },
+    timestamp: TIMESTAMP,
+    pairs: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        required: ['last_update', 'age_seconds', 'fresh', 'sources_active', 'sources_failing'],
+        additionalProperties: false,
+        properties: {
+          last_update: TIMESTAMP_OR_NULL,
+          age_seconds: { type: ['integer', 'null'] },
+          fresh: { type: 'boolean', description: 'newest data at most 15 minutes old' },
+          sources_active: { type: 'array', items: STR },
+          sources_failing: { type: 'array', items: STR },
+        },
+      },
+    },
+    cycles: {
+      type: 'array',
+      description: "the collector's most recent trade cycles, newest first",
+      items: {
+        type: 'object',
+        required: ['started_at', 'finished_at', 'duration_ms', 'ok', 'sources_ok', 'sources_failed', 'trades'],
+        additionalProperties: false,
+        properties: {
+          started_at: TIMESTAMP,
+          finished_at: TIMESTAMP,
+          duration_ms: INT,
+          ok: { type: 'boolean', description: 'at least one source delivered without error' },
+          sources_ok: { type: 'array', items: STR },
+          sources_failed: { type: 'array', items: STR },
+          trades: INT,
+        },
+      },
+    },
+    uptime: {
+      type: 'object',
+      required: ['h24', 'd7'],
+      additionalProperties: false,
+      description: 'share of completed 5-minute slots in which a working trade cycle finished (since the first recorded cycle when younger); null before the first slot completes',
+      properties: { h24: NUM_OR_NULL, d7: NUM_OR_NULL },
+    },
+  },
+} as const;
+
+const OWN_KEY = {
+  type: 'object',
+  required: ['id', 'prefix', 'label', 'created_at', 'last_used_at'],
+  additionalProperties: false,
+  properties: {
+    id: INT,
+    prefix: { ...STR, description: 'the first 13 characters of the key' },
+    label: { type: ['string', 'null'] },
+    created_at: TIMESTAMP,
+    last_used_at: { ...TIMESTAMP_OR_NULL, description: 'written at most once a minute' },
+    current: { type: 'boolean', description: 'the key that made this request' },
+    revoked_at: TIMESTAMP_OR_NULL,
+  },
+} as const;
+
+export const ACCOUNT_RESPONSE = {
+  type: 'object',
+  required: ['account', 'key', 'limits', 'usage'],
+  additionalProperties: false,
+  properties: {
+    account: {
+      type: 'object',
+      required: ['id', 'tier', 'name', 'email', 'created_at'],
+      additionalProperties: false,
+      properties: { id: INT, tier: TIER, name: { type: ['string', 'null'] }, email: { type: ['string', 'null'] }, created_at: TIMESTAMP },
+    },
+    key: OWN_KEY,
+    limits: {
+      type: 'object',
+      required: ['per_minute', 'per_month', 'intervals', 'history_days', 'max_page', 'streams_per_key'],
+      additionalProperties: false,
+      properties: {
+        per_minute: INT,
+        per_month: { type: ['integer', 'null'], description: 'null: unlimited' },
+        intervals: { type: 'array', items: { enum: ['5m', '1h', '1d'] } },
+        history_days: { type: ['integer', 'null'], description: 'null: full history' },
+        max_page: INT,
+        streams_per_key: INT,
+      },
+    },
+    usage: {
+      type: 'object',
+      required: ['minute', 'month', 'daily'],
+      additionalProperties: false,
+      properties: {
+        minute: { type: 'object', required: ['used', 'limit', 'resets_at'], additionalProperties: false, properties: { used: INT, limit: INT, resets_at: TIMESTAMP } },
+        month: {
+          type: 'object',
+          required: ['used', 'limit', 'resets_at'],
+          additionalProperties: false,
+          properties: { used: INT, limit: { type: ['integer', 'null'] }, resets_at: TIMESTAMP },
+        },
+        daily: {
+          type: 'array',
+          description: 'requests per UTC day, the last 30 days, oldest first (written every few seconds)',
+          items: { type: 'object', required: ['date', 'requests'], additionalProperties: false, properties: { date: DAY, requests: INT } },
+        },
+      },
+    },
+  },
+} as const;
+
+export const ACCOUNT_KEYS_RESPONSE = {
+  type: 'object',
+  required: ['keys'],
+  additionalProperties: false,
+  properties: { keys: { type: 'array', items: OWN_KEY } },
+} as const;
+
+export const ACCOUNT_NEW_KEY_RESPONSE = {
+  type: 'object',
+  required: ['api_key', 'key', 'message'],
+  additionalProperties: false,
+  properties: {
+    api_key: API_KEY,
+    key: OWN_KEY,
+    replaced: { ...OWN_KEY, description: 'rotation: the key this one replaces, revoked' },
+    message: STR,
+  },
+} as const;
+
+export const ACCOUNT_REVOKED_KEY_RESPONSE = {
+  type: 'object',
+  required: ['key'],
+  additionalProperties: false,
+  properties: { key: OWN_KEY },
+} as const;
+
+export const STREAM_EVENT = {
+  type: 'object',
+  description: 'the data of each `rates` event (SSE: `id: <snapshot version>`, `event: rates`, `data: <this JSON>`)',
+  required: ['data', 'meta'],
+  additionalProperties: false,
+  properties: {
+    data: { type: 'object', additionalProperties: LIVE_RATE },
+    meta: { type: 'object', required: ['request_id', 'timestamp'], additionalProperties: false, properties: { request_id: STR, timestamp: TIMESTAMP } },
+  },
+} as const;
+
+export type BoardResponse = FromSchema<typeof BOARD_RESPONSE>;
+export type PublicStatusResponse = FromSchema<typeof PUBLIC_STATUS_RESPONSE>;
+export type AccountResponse = FromSchema<typeof ACCOUNT_RESPONSE>;
+export type AccountKeysResponse = FromSchema<typeof ACCOUNT_KEYS_RESPONSE>;
+export type AccountNewKeyResponse = FromSchema<typeof ACCOUNT_NEW_KEY_RESPONSE>;
+export type AccountRevokedKeyResponse = FromSchema<typeof ACCOUNT_REVOKED_KEY_RESPONSE>;
+export type StreamEvent = FromSchema<typeof STREAM_EVENT>;

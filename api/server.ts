@@ -13,6 +13,7 @@ import { KeyStore } from './keys/store.js';
 import { RateLimiter } from './limits/limiter.js';
 import { LiveSnapshot } from './live/snapshot.js';
 import { RequestMetrics } from './middleware/metrics.js';
+import { closeStreams } from './sse.js';
 
 export interface RunningApi {
   readonly url: string;
@@ -105,8 +106,10 @@ export async function startApi(deps: AppDeps, host = deps.config.host, port = de
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
+        closeStreams(deps); // open event streams would hold the server open forever
       });
       await deps.limiter.close();
+      await deps.keys.close();
       deps.snapshot.stop();
       if (deps.redis) deps.redis.disconnect();
     },

@@ -1,6 +1,8 @@
 // Collects the route modules; the order is the order of the OpenAPI document.
 import type { RouteModule } from '../operation.js';
+import * as account from './account.js';
 import * as auth from './auth.js';
+import * as board from './board.js';
 import * as certificates from './certificates.js';
 import * as eod from './eod.js';
 import * as health from './health.js';
@@ -11,6 +13,7 @@ import * as pairs from './pairs.js';
 import * as premium from './premium.js';
 import * as spread from './spread.js';
 import * as status from './status.js';
+import * as stream from './stream.js';
 
-export const routeModules: readonly RouteModule[] = [auth, live, historical, eod, spread, premium, indices, pairs, status, health, certificates];
+export const routeModules: readonly RouteModule[] = [auth, live, historical, eod, spread, premium, indices, pairs, status, health, certificates, stream, account, board];
 export const operations = routeModules.flatMap((m) => m.operations);

@@ -1,0 +1,65 @@
+// The limit of the public web endpoints (GET /v1/board, /v1/board/stream, /v1/status/public):
+// PER_MINUTE requests per client address, and no monthly quota. They are answered from caches and
+// cost next to nothing; counting them against the address's anonymous budget (the free tier's
+// 10 a minute and 5,000 a month) would let one status page left open for a few days lock its
+// office out of free-key issuance. Counted in memory and, with REDIS_URL, in Redis (the larger
+// count decides, as in api/limits/limiter.ts).
+import type { Redis } from 'ioredis';
+import type { AppContext } from './context.js';
+import { ApiError } from './errors.js';
+import { MemoryCounters, RedisCounters } from './limits/counters.js';
+
+export const PER_MINUTE = 60;
+const MINUTE_MS = 60_000;
+
+export class PublicLimit {
+  private readonly local: MemoryCounters;
+  private readonly shared: RedisCounters | null;
+
+  constructor(
+    redis: Redis | null,
+    private readonly namespace = 'afrates',
+    private readonly now: () => number = Date.now,
+  ) {
+    this.local = new MemoryCounters(now);
+    this.shared = redis ? new RedisCounters(redis, now) : null;
+  }
+
+  /** Counts one request of the caller's address; 429 beyond PER_MINUTE. Sets the rate-limit headers. */
+  async consume(ctx: AppContext): Promise<void> {
+    const now = this.now();
+    const minute = Math.floor(now / MINUTE_MS);
+    const key = `${this.namespace}:public:${ctx.ip}:${minute}`;
+    const expiresAt = (minute + 2) * MINUTE_MS;
+    let used = this.local.incr(key, expiresAt);
+    if (this.shared) used = Math.max(used, await this.shared.incr(key, expiresAt).catch(() => used));
+    const reset = ((minute + 1) * MINUTE_MS) / 1000;
+    const secondsLeft = Math.max(1, reset - Math.floor(now / 1000));
+    const headers = {
+      'X-RateLimit-Limit': String(PER_MINUTE),
+      'X-RateLimit-Remaining': String(Math.max(0, PER_MINUTE - used)),
+      'X-RateLimit-Reset': String(reset),
+      'RateLimit-Policy': `"public";q=${PER_MINUTE};w=60`,
+      RateLimit: `"public";r=${Math.max(0, PER_MINUTE - used)};t=${secondsLeft}`,
+    };
+    if (used > PER_MINUTE) {
+      throw new ApiError(429, 'rate_limit_exceeded', `At most ${PER_MINUTE} requests a minute per address to the public pages' endpoints; retry after ${secondsLeft} s.`, {
+        ...headers,
+        'Retry-After': String(secondsLeft),
+      });
+    }
+    ctx.set(headers);
+  }
+}
+
+const limits = new WeakMap<object, PublicLimit>();
+
+/** One PublicLimit per API (keyed by its dependencies object). */
+export function publicLimitOf(deps: { readonly redis: Redis | null }): PublicLimit {
+  let limit = limits.get(deps);
+  if (!limit) {
+    limit = new PublicLimit(deps.redis);
+    limits.set(deps, limit);
+  }
+  return limit;
+}

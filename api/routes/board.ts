@@ -1,0 +1,190 @@
+// The public endpoints behind the web pages, no key needed, limited per address
+// (api/public-limit.ts) and answered from short-lived caches:
+// - GET /v1/board: every pair's live rate as the free tier sees it, nothing more (the home page).
+// - GET /v1/board/stream: the same as Server-Sent Events after every snapshot refresh.
+// - GET /v1/status/public: overall status, per-pair freshness and sources (no prices), the
+//   collector's recent cycles and its uptime over 24 hours and 7 days (the status page).
+import type { AppContext, AppDeps, AppRouter } from '../context.js';
+import { timestamp } from '../format.js';
+import { presentLive } from '../live/present.js';
+import type { Operation } from '../operation.js';
+import { publicLimitOf } from '../public-limit.js';
+import { BOARD_RESPONSE, PUBLIC_STATUS_RESPONSE, type BoardResponse, type PublicStatusResponse } from '../schemas.js';
+import { lastEventId, missed, streamsOf } from '../sse.js';
+import { parseQuery } from '../validate.js';
+import { FRESH_SECONDS, THRESHOLDS } from '../verification.js';
+
+const query = { type: 'object', additionalProperties: false, properties: {} } as const;
+
+/** The board is rebuilt at most this often between snapshot refreshes (freshness ages move on). */
+const BOARD_CACHE_MS = 5_000;
+const STATUS_CACHE_MS = 15_000;
+/** Open board streams per address, and in one process. */
+const BOARD_STREAMS_PER_ADDRESS = 3;
+const RECENT_CYCLES = 20;
+/** As GET /v1/status: a venue is failing for a pair after 15 minutes without a trade (api/routes/status.ts). */
+const SILENT_AFTER_MS = 3 * 5 * 60_000;
+const SLOT = '5 minutes';
+
+export const operations: Operation[] = [
+  { method: 'get', path: '/v1/board', summary: "Every pair's live rate with the free tier's fields (public, cached; 60 requests a minute per address)", tier: null, query, response: BOARD_RESPONSE },
+  {
+    method: 'get',
+    path: '/v1/board/stream',
+    summary: 'The board as Server-Sent Events: an event `board` (the body of GET /v1/board) after every refresh; Last-Event-ID resumes; 3 open per address',
+    tier: null,
+    query,
+    response: BOARD_RESPONSE,
+    contentType: 'text/event-stream',
+  },
+  {
+    method: 'get',
+    path: '/v1/status/public',
+    summary: "Service status for the status page: per-pair freshness and sources (no prices), the collector's recent cycles, uptime over 24 h and 7 days (public, cached)",
+    tier: null,
+    query,
+    response: PUBLIC_STATUS_RESPONSE,
+  },
+];
+
+/** A value computed at most every `ms` (and again when `version` changes), shared by every caller. */
+function cached<T>(ms: number, build: () => Promise<T> | T, version: () => number = () => 0): () => Promise<T> {
+  let value: { at: number; version: number; promise: Promise<T> } | null = null;
+  return () => {
+    const now = Date.now();
+    if (!value || now - value.at >= ms || value.version !== version()) {
+      const promise = Promise.resolve().then(build);
+      value = { at: now, version: version(), promise };
+      promise.catch(() => (value = null)); // a failure is not cached
+    }
+    return value.promise;
+  };
+}
+
+export function boardBody(deps: AppDeps): BoardResponse {
+  const now = new Date();
+  const data: BoardResponse['data'] = {};
+  for (const pair of deps.pairs.keys()) {
+    const entry = deps.snapshot.get(pair);
+    // the free tier's object, by construction: nothing a free key could not read from /v1/rates/live
+    data[pair] = entry ? presentLive(entry, { tier: 'free', now, signer: deps.signer }) : null;
+  }
+  return {
+    data,
+    meta: { timestamp: timestamp(now), snapshot: deps.snapshot.version, pair_count: deps.pairs.size, thresholds: { ...THRESHOLDS } },
+  };
+}
+
+interface VenueRow {
+  pair: string;
+  exchange: string;
+  consecutive_failures: number | null;
+  last_trade_at: Date | null;
+}
+
+interface CycleRow {
+  started_at: Date;
+  finished_at: Date;
+  rows_by_source: Record<string, number>;
+  errors: { source: string }[];
+}
+
+async function statusBody(deps: AppDeps): Promise<PublicStatusResponse> {
+  const venues = await deps.sql<VenueRow[]>`
+    SELECT m.pair, m.exchange, h.consecutive_failures, h.last_trade_at
+    FROM venue_markets m LEFT JOIN venue_health h USING (exchange, pair) ORDER BY m.pair, m.exchange`;
+  const cycles = await deps.sql<CycleRow[]>`
+    SELECT started_at, finished_at, rows_by_source, errors FROM ingest_cycles
+    WHERE kind = 'trades' ORDER BY id DESC LIMIT ${RECENT_CYCLES}`;
+  // Uptime: the share of completed 5-minute slots (the contract's collection interval) in which a
+  // trade cycle finished where at least one source delivered without error (the collector_state
+  // rule), counted from the window's start or the first recorded cycle, whichever is later.
+  const [uptime] = await deps.sql<{ slots_24h: number; up_24h: number; slots_7d: number; up_7d: number }[]>`
+    WITH first AS (
+      SELECT greatest(date_bin(${SLOT}::interval, now() - INTERVAL '7 days', TIMESTAMPTZ '2000-01-01'),
+                      date_bin(${SLOT}::interval, min(started_at), TIMESTAMPTZ '2000-01-01')) AS since
+      FROM ingest_cycles WHERE kind = 'trades'
+    ), slots AS (
+      SELECT generate_series(first.since, now() - ${SLOT}::interval, ${SLOT}::interval) AS start FROM first
+    ), working AS (
+      SELECT DISTINCT date_bin(${SLOT}::interval, c.finished_at, TIMESTAMPTZ '2000-01-01') AS start
+      FROM ingest_cycles c
+      WHERE c.kind = 'trades' AND c.finished_at > now() - INTERVAL '7 days 5 minutes'
+        AND EXISTS (
+          SELECT 1 FROM jsonb_object_keys(c.rows_by_source) AS s(source)
+          WHERE NOT EXISTS (SELECT 1 FROM jsonb_array_elements(c.errors) AS e WHERE e->>'source' = s.source))
+    )
+    SELECT count(*) FILTER (WHERE s.start >= now() - INTERVAL '24 hours')::int AS slots_24h,
+           count(w.start) FILTER (WHERE s.start >= now() - INTERVAL '24 hours')::int AS up_24h,
+           count(*)::int AS slots_7d,
+           count(w.start)::int AS up_7d
+    FROM slots s LEFT JOIN working w ON w.start = s.start`;
+
+  const now = Date.now();
+  const pairs: PublicStatusResponse['pairs'] = {};
+  let fresh = 0;
+  let anyFailing = false;
+  for (const pair of deps.pairs.keys()) {
+    const entry = deps.snapshot.get(pair);
+    const age = entry ? Math.max(0, Math.floor((now - entry.time.getTime()) / 1000)) : null;
+    const isFresh = age !== null && age <= FRESH_SECONDS;
+    if (isFresh) fresh++;
+    const active: string[] = [];
+    const failing: string[] = [];
+    for (const v of venues.filter((x) => x.pair === pair)) {
+      const silent = !v.last_trade_at || now - v.last_trade_at.getTime() > SILENT_AFTER_MS;
+      ((v.consecutive_failures ?? 0) > 0 || silent ? failing : active).push(v.exchange);
+    }
+    if (failing.length) anyFailing = true;
+    pairs[pair] = { last_update: entry ? timestamp(entry.time) : null, age_seconds: age, fresh: isFresh, sources_active: active, sources_failing: failing };
+  }
+  const share = (up: number, slots: number) => (slots > 0 ? Math.round((up / slots) * 100_000) / 100_000 : null);
+  return {
+    overall_status: fresh === 0 ? 'outage' : fresh === deps.pairs.size && !anyFailing ? 'healthy' : 'degraded',
+    timestamp: timestamp(now),
+    pairs,
+    cycles: cycles.map((c) => {
+      const failed = [...new Set(c.errors.map((e) => e.source))];
+      return {
+        started_at: timestamp(c.started_at),
+        finished_at: timestamp(c.finished_at),
+        duration_ms: Math.max(0, c.finished_at.getTime() - c.started_at.getTime()),
+        ok: Object.keys(c.rows_by_source).some((s) => !failed.includes(s)),
+        sources_ok: Object.keys(c.rows_by_source).filter((s) => !failed.includes(s)),
+        sources_failed: failed,
+        trades: Object.values(c.rows_by_source).reduce((a, n) => a + Number(n), 0),
+      };
+    }),
+    uptime: { h24: share(uptime?.up_24h ?? 0, uptime?.slots_24h ?? 0), d7: share(uptime?.up_7d ?? 0, uptime?.slots_7d ?? 0) },
+  };
+}
+
+export function mount(router: AppRouter, deps: AppDeps): void {
+  const limit = publicLimitOf(deps);
+  const board = cached(BOARD_CACHE_MS, () => JSON.stringify(boardBody(deps)), () => deps.snapshot.version);
+  const status = cached(STATUS_CACHE_MS, async () => JSON.stringify(await statusBody(deps)));
+
+  router.get('/v1/board', async (ctx: AppContext) => {
+    parseQuery(query, ctx.query);
+    await limit.consume(ctx);
+    ctx.type = 'application/json';
+    ctx.set('Cache-Control', `public, max-age=${BOARD_CACHE_MS / 1000}`);
+    ctx.body = await board();
+  });
+
+  router.get('/v1/board/stream', async (ctx: AppContext) => {
+    parseQuery(query, ctx.query);
+    await limit.consume(ctx);
+    const stream = streamsOf(deps).start(ctx, `ip:${ctx.ip}`, BOARD_STREAMS_PER_ADDRESS, `At most ${BOARD_STREAMS_PER_ADDRESS} open board streams per address; close one first.`);
+    stream.onRefresh = (version) => void board().then((body) => stream.send(version, 'board', body));
+    if (missed(lastEventId(ctx), deps.snapshot.version)) stream.send(deps.snapshot.version, 'board', await board());
+  });
+
+  router.get('/v1/status/public', async (ctx: AppContext) => {
+    parseQuery(query, ctx.query);
+    await limit.consume(ctx);
+    ctx.type = 'application/json';
+    ctx.set('Cache-Control', `public, max-age=${STATUS_CACHE_MS / 1000}`);
+    ctx.body = await status();
+  });
+}

@@ -1,0 +1,85 @@
+// GET /v1/rates/stream: the live rates of some pairs as Server-Sent Events, pushed whenever the
+// live snapshot is rebuilt (after each collection cycle). Each event is what GET /v1/rates/live
+// would answer at that moment, with the key's tier gating (api/live/present.ts). Event ids grow
+// with every rebuild; a client reconnecting with Last-Event-ID older than the current snapshot
+// (it missed a refresh) gets the current state at once. Opening a stream is one request for the
+// rate limits; a key may hold STREAMS_PER_KEY of them open (docs/decisions.md, "Web").
+import type { AppContext, AppDeps, AppRouter } from '../context.js';
+import { validationError } from '../errors.js';
+import { presentLive } from '../live/present.js';
+import { knownPair, requireTier, type Operation } from '../operation.js';
+import { STREAM_EVENT, type StreamEvent } from '../schemas.js';
+import { lastEventId, missed, streamsOf } from '../sse.js';
+import { tierLabel, type Tier } from '../tiers.js';
+import { timestamp } from '../format.js';
+import { BOOL, parseQuery } from '../validate.js';
+
+const MAX_PAIRS = 50;
+
+/** Open streams per key, by tier. Every tier may stream; the caps keep idle connections bounded. */
+export const STREAMS_PER_KEY: Readonly<Record<Tier, number>> = { free: 1, builder: 3, professional: 10, enterprise: 50 };
+
+const query = {
+  type: 'object',
+  required: ['pairs'],
+  additionalProperties: false,
+  properties: {
+    pairs: { type: 'string', minLength: 1, maxLength: 500, description: 'comma-separated pair identifiers' },
+    include_synthetic: { ...BOOL, description: 'Builder+: add pricing.synthetic' },
+    include_sources: { ...BOOL, description: 'Builder+: add pricing.exchange with per-exchange weights' },
+    include_audit: { ...BOOL, description: 'Enterprise: add audit.signature' },
+  },
+} as const;
+
+export const operations: Operation[] = [
+  {
+    method: 'get',
+    path: '/v1/rates/stream',
+    summary:
+      'Live rates as Server-Sent Events: an event `rates` (the body of GET /v1/rates/live) after every refresh, a comment heartbeat every 15 s; ' +
+      'send Last-Event-ID to resume. Open streams per key: Free 1, Builder 3, Professional 10, Enterprise 50.',
+    tier: 'free',
+    query,
+    response: STREAM_EVENT,
+    contentType: 'text/event-stream',
+  },
+];
+
+export function mount(router: AppRouter, deps: AppDeps): void {
+  router.get('/v1/rates/stream', async (ctx: AppContext) => {
+    const q = parseQuery(query, ctx.query);
+    const customer = ctx.state.customer!;
+    if (q.include_synthetic) requireTier(ctx, 'builder', 'include_synthetic');
+    if (q.include_sources) requireTier(ctx, 'builder', 'include_sources');
+    if (q.include_audit) requireTier(ctx, 'enterprise', 'include_audit');
+    const names = [...new Set(q.pairs.split(',').map((p) => p.trim()).filter(Boolean))];
+    if (names.length === 0) throw validationError("query parameter 'pairs' must list at least one pair");
+    if (names.length > MAX_PAIRS) throw validationError(`query parameter 'pairs' lists more than ${MAX_PAIRS} pairs`);
+    const pairs = names.map((n) => knownPair(deps, n, 'pairs').pair);
+
+    const cap = STREAMS_PER_KEY[customer.tier];
+    const owner = customer.keyId !== undefined ? `key:${customer.keyId}` : customer.id;
+    const stream = streamsOf(deps).start(ctx, owner, cap, `At most ${cap} open stream${cap === 1 ? '' : 's'} per key on the ${tierLabel(customer.tier)} tier; close one first.`);
+
+    const event = (): string => {
+      const now = new Date();
+      const data: StreamEvent['data'] = {};
+      for (const pair of pairs) {
+        const entry = deps.snapshot.get(pair);
+        if (!entry) continue;
+        data[pair] = presentLive(entry, {
+          tier: customer.tier,
+          includeSynthetic: q.include_synthetic,
+          includeSources: q.include_sources,
+          includeAudit: q.include_audit,
+          now,
+          signer: deps.signer,
+          market: deps.snapshot.market ?? deps.config.market,
+        });
+      }
+      return JSON.stringify({ data, meta: { request_id: ctx.state.requestId, timestamp: timestamp(now) } } satisfies StreamEvent);
+    };
+    stream.onRefresh = (version) => stream.send(version, 'rates', event());
+    if (missed(lastEventId(ctx), deps.snapshot.version)) stream.send(deps.snapshot.version, 'rates', event());
+  });
+}

@@ -1,0 +1,154 @@
+// Server-Sent Events: the open streams of one API process, what they may hold open, and their
+// heartbeats. A stream is a PassThrough set as the Koa body, so nothing in the middleware list
+// buffers it (compress only touches string and Buffer bodies, serializeJson skips streams), and
+// Node's requestTimeout (30 s) does not cut it: that limit covers receiving the request, which a
+// GET has done once its headers are in; the response may last as long as it likes.
+// Streams push when the live snapshot is rebuilt (its 'refreshed' event, one listener here for
+// every stream) and are ended by closeStreams() when the server stops, which would otherwise wait
+// for them forever.
+import { PassThrough } from 'node:stream';
+import type { AppContext, AppDeps } from './context.js';
+import { ApiError, unavailable } from './errors.js';
+
+/** A comment line this often keeps proxies and clients from taking a quiet stream for a dead one. */
+export const HEARTBEAT_MS = 15_000;
+/** Open streams in one process, all kinds together. */
+const MAX_STREAMS = 2_000;
+/** How long a client waits before reconnecting after the connection drops (the SSE retry field). */
+const RETRY_MS = 5_000;
+
+export class EventStream {
+  private readonly heartbeat: NodeJS.Timeout;
+  private closed = false;
+  onRefresh: (version: number) => void = () => {};
+  private readonly closeHandlers: (() => void)[] = [];
+
+  constructor(private readonly body: PassThrough) {
+    body.write(`retry: ${RETRY_MS}\n\n`);
+    this.heartbeat = setInterval(() => this.write(`: heartbeat ${new Date().toISOString()}\n\n`), HEARTBEAT_MS);
+    this.heartbeat.unref();
+  }
+
+  /** One event; `data` is one line of JSON (SSE data lines must not contain a newline). */
+  send(id: number, event: string, data: string): void {
+    this.write(`id: ${id}\nevent: ${event}\ndata: ${data}\n\n`);
+  }
+
+  private write(chunk: string): void {
+    if (!this.closed) this.body.write(chunk);
+  }
+
+  onClose(fn: () => void): void {
+    this.closeHandlers.push(fn);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.heartbeat);
+    this.body.end();
+    for (const fn of this.closeHandlers) fn();
+  }
+}
+
+export class EventStreams {
+  private readonly open = new Set<EventStream>();
+  private readonly perOwner = new Map<string, number>();
+  private listening = false;
+
+  constructor(private readonly deps: AppDeps) {}
+
+  /**
+   * Turns the response into an event stream for `owner`, who may hold at most `maxForOwner` open
+   * (429 beyond it: `capMessage` says why). 503 when the process holds MAX_STREAMS already.
+   */
+  start(ctx: AppContext, owner: string, maxForOwner: number, capMessage: string): EventStream {
+    if ((this.perOwner.get(owner) ?? 0) >= maxForOwner) {
+      throw new ApiError(429, 'rate_limit_exceeded', capMessage, { 'Retry-After': String(RETRY_MS / 1000) });
+    }
+    if (this.open.size >= MAX_STREAMS) throw unavailable('Too many open streams on this server; retry shortly.', 30);
+    this.listen();
+
+    const socket = ctx.req.socket;
+    socket.setTimeout(0);
+    socket.setNoDelay(true);
+    socket.setKeepAlive(true);
+    const body = new PassThrough();
+    ctx.status = 200;
+    ctx.type = 'text/event-stream';
+    ctx.set('Cache-Control', 'no-cache, no-transform');
+    ctx.set('X-Accel-Buffering', 'no'); // nginx and friends: pass events through as they come
+    ctx.body = body;
+
+    const stream = new EventStream(body);
+    this.open.add(stream);
+    this.perOwner.set(owner, (this.perOwner.get(owner) ?? 0) + 1);
+    stream.onClose(() => {
+      this.open.delete(stream);
+      const left = (this.perOwner.get(owner) ?? 1) - 1;
+      if (left > 0) this.perOwner.set(owner, left);
+      else this.perOwner.delete(owner);
+    });
+    // the client went away (or the server ended the response)
+    ctx.res.once('close', () => stream.close());
+    return stream;
+  }
+
+  /** How many streams `owner` holds open here. */
+  count(owner: string): number {
+    return this.perOwner.get(owner) ?? 0;
+  }
+
+  closeAll(): void {
+    for (const stream of [...this.open]) stream.close();
+  }
+
+  private listen(): void {
+    if (this.listening) return;
+    this.listening = true;
+    this.deps.snapshot.events.on('refreshed', (version: number) => {
+      for (const stream of this.open) {
+        try {
+          stream.onRefresh(version);
+        } catch (err) {
+          this.deps.log.warn({ err }, 'event stream push failed');
+          stream.close();
+        }
+      }
+    });
+  }
+}
+
+/**
+ * The Last-Event-ID a reconnecting client sends (the id of the last event it saw), or null when
+ * absent or not one of ours.
+ */
+export function lastEventId(ctx: AppContext): number | null {
+  const raw = ctx.get('Last-Event-ID').trim();
+  return /^\d{1,16}$/.test(raw) ? Number(raw) : null;
+}
+
+/**
+ * Whether a client that saw `lastSeen` (null: nothing yet) has missed the snapshot `version`: then
+ * it gets the current state at once instead of waiting for the next refresh.
+ */
+export function missed(lastSeen: number | null, version: number): boolean {
+  return version > 0 && (lastSeen === null || lastSeen < version);
+}
+
+const registries = new WeakMap<AppDeps, EventStreams>();
+
+/** The event streams of the API built from `deps` (one registry per API). */
+export function streamsOf(deps: AppDeps): EventStreams {
+  let streams = registries.get(deps);
+  if (!streams) {
+    streams = new EventStreams(deps);
+    registries.set(deps, streams);
+  }
+  return streams;
+}
+
+/** Ends every open stream: the server is stopping. */
+export function closeStreams(deps: AppDeps): void {
+  registries.get(deps)?.closeAll();
+}
