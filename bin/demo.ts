@@ -40,13 +40,15 @@ function fxHistory(market: SimMarket): FxRow[] {
   );
 }
 
-const service = await startService(config, log, { collect: false }).catch(async (err: Error) => {
+// a database that dies before the service is up ends the start (exit 1); afterwards, a clean stop
+let fail: (reason: Error) => void = () => process.exit(1);
+const service = await startService(config, log, { collect: false, onDatabaseFatal: (reason) => fail(reason) }).catch(async (err: Error) => {
   log.fatal({ reason: err.message }, `the demo could not start: ${err.message}`);
   await sim.stop();
   process.exit(1);
 });
 let stopping = false;
-stopOnSignals(async () => {
+fail = stopOnSignals(async () => {
   stopping = true;
   await service.stop(); // also ends a backfill under way
   await sim.stop();

@@ -5,10 +5,12 @@ import { startService, stopOnSignals } from './service.js';
 
 const config = configOrExit();
 const log = createLogger(config.logLevel, { market: config.market });
-const service = await startService(config, log).catch((err: Error) => {
+// a database that dies before the service is up ends the start (exit 1); afterwards, a clean stop
+let fail: (reason: Error) => void = () => process.exit(1);
+const service = await startService(config, log, { onDatabaseFatal: (reason) => fail(reason) }).catch((err: Error) => {
   // one line saying why (a busy database, a taken port), not a stack trace
   log.fatal({ reason: err.message }, `afrates could not start: ${err.message}`);
   process.exit(1);
 });
 log.info({ role: config.role, market: config.market, database: service.db.kind }, 'afrates running');
-stopOnSignals(() => service.stop(), log);
+fail = stopOnSignals(() => service.stop(), log);

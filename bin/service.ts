@@ -24,10 +24,12 @@ export interface Service {
 export interface ServiceOptions {
   /** Start the pipeline's loops (default true); false leaves that to the caller (the demo first loads history). */
   readonly collect?: boolean;
+  /** The embedded database stopped on its own (already logged): the caller stops and exits non-zero. */
+  readonly onDatabaseFatal?: (reason: Error) => void;
 }
 
 export async function startService(config: Config, log: Logger, opts: ServiceOptions = {}): Promise<Service> {
-  const db = await openDatabase(config, log);
+  const db = await openDatabase(config, log, { onFatal: opts.onDatabaseFatal });
   // What was started, to stop in reverse order: every step runs even if one before it fails.
   const closers: Array<[string, () => Promise<void> | void]> = [['database', () => db.close()]];
   const stop = async () => {
@@ -91,9 +93,20 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
  * Stops the service cleanly on SIGINT/SIGTERM. `make run` runs under tsx, which passes a Ctrl-C on
  * to this process while the terminal sends it too: a repeat within two seconds is that same
  * request. A signal after that exits at once (exit 1), for a stop that hangs.
+ * Returns `fail`: the same clean stop for a failure the process cannot run on (the embedded
+ * database died), then exit 1; the API keeps serving what it holds in memory until then, and a
+ * stop that hangs is cut short after FAIL_STOP_MS.
  */
-export function stopOnSignals(stop: () => Promise<void>, log: Logger): void {
+export function stopOnSignals(stop: () => Promise<void>, log: Logger): (reason: Error) => void {
   let stoppingSince: number | null = null;
+  const stopThenExit = (code: number) =>
+    stop().then(
+      () => process.exit(code),
+      (err) => {
+        log.error({ err }, 'unclean stop');
+        process.exit(1);
+      },
+    );
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.on(signal, () => {
       if (stoppingSince !== null) {
@@ -103,13 +116,17 @@ export function stopOnSignals(stop: () => Promise<void>, log: Logger): void {
       }
       stoppingSince = Date.now();
       log.info({ signal }, 'stopping');
-      stop().then(
-        () => process.exit(0),
-        (err) => {
-          log.error({ err }, 'unclean stop');
-          process.exit(1);
-        },
-      );
+      void stopThenExit(0);
     });
   }
+  return (reason) => {
+    if (stoppingSince !== null) return; // already stopping; the exit follows
+    stoppingSince = Date.now();
+    log.info({ cause: reason.message }, 'stopping');
+    setTimeout(() => process.exit(1), FAIL_STOP_MS).unref();
+    void stopThenExit(1);
+  };
 }
+
+/** How long a stop after a fatal failure may take before the process exits anyway. */
+const FAIL_STOP_MS = 10_000;

@@ -4,7 +4,7 @@
 import postgres from 'postgres';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import { startEmbedded } from './embedded.js';
+import { startEmbedded, type EmbeddedDatabase } from './embedded.js';
 import { migrate } from './migrate.js';
 
 export type Sql = postgres.Sql;
@@ -13,6 +13,8 @@ export interface Database {
   readonly sql: Sql;
   readonly kind: 'embedded' | 'server';
   readonly url: string;
+  /** The embedded database's handle (stats, and the crash hooks tests use); null on a server. */
+  readonly embedded: EmbeddedDatabase | null;
   close(): Promise<void>;
 }
 
@@ -21,6 +23,11 @@ export interface OpenOptions {
   migrate?: boolean;
   /** Embedded only: keep data in memory instead of config.dataDir (tests). */
   inMemory?: boolean;
+  /**
+   * Embedded only: the database stopped on its own (after one log line saying why). The service
+   * exits on it; without it the pool just fails every query from then on.
+   */
+  onFatal?: (reason: Error) => void;
 }
 
 export function createPool(url: string, max: number): Sql {
@@ -35,18 +42,24 @@ export function createPool(url: string, max: number): Sql {
 
 export async function openDatabase(config: Config, log: Logger, opts: OpenOptions = {}): Promise<Database> {
   let url = config.databaseUrl;
-  let stopEmbedded: (() => Promise<void>) | undefined;
+  let embedded: EmbeddedDatabase | null = null;
+  const stopEmbedded = () => embedded?.stop();
   const kind = url ? 'server' : 'embedded';
   if (!url) {
-    const embedded = await startEmbedded(opts.inMemory ? undefined : config.dataDir);
+    const dataDir = opts.inMemory ? 'memory' : config.dataDir;
+    embedded = await startEmbedded(opts.inMemory ? undefined : config.dataDir, {
+      onFatal: (reason) => {
+        log.fatal({ err: reason, dataDir }, `the embedded database stopped: ${reason.message}`);
+        opts.onFatal?.(reason);
+      },
+    });
     url = embedded.url;
-    stopEmbedded = () => embedded.stop();
-    log.info({ dataDir: opts.inMemory ? 'memory' : config.dataDir }, 'embedded TimescaleDB started');
+    log.info({ dataDir }, 'embedded TimescaleDB started');
   }
   try {
     if (opts.migrate !== false) await migrate(url, log);
   } catch (err) {
-    await stopEmbedded?.();
+    await stopEmbedded();
     throw err;
   }
   const sql = createPool(url, kind === 'embedded' ? 1 : 10);
@@ -54,9 +67,10 @@ export async function openDatabase(config: Config, log: Logger, opts: OpenOption
     sql,
     kind,
     url,
+    embedded,
     async close() {
       await sql.end({ timeout: 5 });
-      await stopEmbedded?.();
+      await stopEmbedded();
     },
   };
 }

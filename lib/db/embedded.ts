@@ -1,14 +1,50 @@
-// The embedded TimescaleDB: PGlite (WASM PostgreSQL 17 + TimescaleDB) served on a loopback port, so
-// the same `postgres` driver code talks to it and to a real server. It runs in a worker thread
-// (embedded-worker.ts) so its queries never block this process's event loop. Limits are in
-// shared/embedded-timescaledb.md: one connection at a time, LOAD 'timescaledb' before reuse,
-// no protocol message over ~64 KB, no COPY, no background workers.
+// The embedded TimescaleDB: PGlite (WASM PostgreSQL 17 + TimescaleDB) served on a loopback port by
+// our own wire server (embedded-wire.mjs), so the same `postgres` driver code talks to it and to a
+// real server. It runs in a worker thread (embedded-worker.mjs) so its queries never block this
+// process's event loop. Limits (docs/embedded-database.md): one connection at a time, LOAD
+// 'timescaledb' before reuse, protocol messages up to MAX_MESSAGE_BYTES, no background workers.
+// If the worker or PGlite dies, onFatal says why, once: nothing fails silently.
 import fs from 'node:fs';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 
+/** Above this a protocol message (or a COPY's data) is refused: PGlite's WASM memory grows by about
+ *  four times each message's size and never shrinks (measured: 64 MB -> +260 MB for good). */
+export const MAX_MESSAGE_BYTES = 16 * 2 ** 20;
+
+export interface EmbeddedStats {
+  /** PGlite's WASM memory (linear memory only grows) */
+  readonly wasmHeapBytes: number | null;
+  /** the worker thread's V8 heap in use */
+  readonly workerHeapUsedBytes: number;
+  readonly connections: number;
+  readonly batches: number;
+  readonly resets: number;
+  readonly queueTimeouts: number;
+  readonly oversize: number;
+  readonly copies: number;
+  readonly waiting: number;
+  readonly attached: boolean;
+}
+
+export interface EmbeddedOptions {
+  /**
+   * The database stopped on its own (PGlite's WASM instance failed, or the worker thread ended):
+   * called once, with the reason. Not called for stop().
+   */
+  readonly onFatal?: (reason: Error) => void;
+  /** How long a second client waits for the connection (default 120 s). */
+  readonly queueTimeoutMs?: number;
+}
+
 export interface EmbeddedDatabase {
   readonly url: string;
+  /** Memory and counters of the worker, for benchmarks and tests. */
+  stats(): Promise<EmbeddedStats>;
+  /** Tests: makes PGlite fail the way issue 7 measured (a WASM abort), to prove it is reported. */
+  crash(): void;
+  /** Tests: ends the worker thread abruptly. */
+  terminate(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -49,14 +85,24 @@ function acquireLock(dataDir: string): () => void {
   return release;
 }
 
+/** The worker's report of PGlite's failure, as an Error. */
+function revive(m: { name?: string; message?: string; stack?: string }): Error {
+  const err = new Error(m.message ?? 'unknown failure');
+  err.name = m.name ?? 'Error';
+  if (m.stack) err.stack = m.stack;
+  return err;
+}
+
 /** Opens (or creates) the database under dataDir; undefined dataDir = in memory (tests). */
-export async function startEmbedded(dataDir: string | undefined): Promise<EmbeddedDatabase> {
+export async function startEmbedded(dataDir: string | undefined, opts: EmbeddedOptions = {}): Promise<EmbeddedDatabase> {
   let release = () => {};
   if (dataDir) {
     fs.mkdirSync(path.dirname(dataDir), { recursive: true });
     release = acquireLock(dataDir);
   }
-  const worker = new Worker(new URL('./embedded-worker.mjs', import.meta.url), { workerData: { dataDir } });
+  const worker = new Worker(new URL('./embedded-worker.mjs', import.meta.url), {
+    workerData: { dataDir, maxMessageBytes: MAX_MESSAGE_BYTES, queueTimeoutMs: opts.queueTimeoutMs },
+  });
   try {
     const conn = await new Promise<string>((resolve, reject) => {
       worker.once('error', reject);
@@ -68,25 +114,56 @@ export async function startEmbedded(dataDir: string | undefined): Promise<Embedd
     });
     worker.removeAllListeners('exit');
     worker.removeAllListeners('error');
-    worker.on('error', () => {}); // a dead worker shows up as refused connections (503s), not a crash
+    worker.removeAllListeners('message');
+    // From here on the worker ends only through stop(), or because something failed: the reason
+    // (PGlite's report, or the worker's uncaught error) is kept until the exit and passed on once.
+    let reason: Error | undefined;
+    let stopping = false;
     let exited = false;
-    worker.once('exit', () => (exited = true));
+    const exit = new Promise<void>((resolve) =>
+      worker.once('exit', (code) => {
+        exited = true;
+        release();
+        if (!stopping) opts.onFatal?.(reason ?? new Error(`the database worker thread ended (exit code ${code})`));
+        resolve();
+      }),
+    );
+    worker.on('error', (err) => (reason ??= err));
+    const pending = new Map<number, (stats: EmbeddedStats) => void>();
+    let nextId = 1;
+    worker.on('message', (m: { type: string; id?: number; stats?: EmbeddedStats; name?: string; message?: string; stack?: string }) => {
+      if (m.type === 'fatal') reason ??= revive(m);
+      if (m.type === 'stats') {
+        pending.get(m.id!)?.(m.stats!);
+        pending.delete(m.id!);
+      }
+      if (m.type === 'stopped') void worker.terminate();
+    });
     return {
       url: `postgres://postgres@${conn}/postgres`,
+      stats() {
+        if (exited) return Promise.reject(new Error('the embedded database has stopped'));
+        const id = nextId++;
+        return new Promise((resolve) => {
+          pending.set(id, resolve);
+          worker.postMessage({ type: 'stats', id });
+        });
+      },
+      crash() {
+        worker.postMessage({ type: 'crash' });
+      },
+      async terminate() {
+        await worker.terminate();
+        await exit;
+      },
       async stop() {
-        if (!exited) {
-          await new Promise<void>((resolve) => {
-            // a clean close normally takes well under a second; never wait forever on a stuck worker
-            const timer = setTimeout(() => void worker.terminate(), 10_000);
-            worker.once('exit', () => {
-              clearTimeout(timer);
-              resolve();
-            });
-            worker.on('message', (m: { type: string }) => m.type === 'stopped' && void worker.terminate());
-            worker.postMessage('stop');
-          });
-        }
-        release();
+        if (exited) return;
+        stopping = true;
+        // a clean close normally takes well under a second; never wait forever on a stuck worker
+        const timer = setTimeout(() => void worker.terminate(), 10_000);
+        worker.postMessage('stop');
+        await exit;
+        clearTimeout(timer);
       },
     };
   } catch (err) {
