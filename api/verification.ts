@@ -75,10 +75,15 @@ export function confidence(i: ConfidenceInputs): number {
   return Math.round(s * d * v * a * 1000) / 1000;
 }
 
+/** How far source prices spread: (highest - lowest) / mean; 0 with fewer than two. */
 export function dispersion(prices: readonly number[]): number {
   if (prices.length < 2) return 0;
-  const mean = prices.reduce((a, b) => a + b, 0) / prices.length;
-  return (Math.max(...prices) - Math.min(...prices)) / mean;
+  return dispersionOf(prices.length, Math.min(...prices), Math.max(...prices), prices.reduce((a, b) => a + b, 0) / prices.length);
+}
+
+/** The same, from a count, lowest, highest and mean (aggregated in SQL for a page of candles). */
+export function dispersionOf(n: number, lowest: number, highest: number, mean: number): number {
+  return n < 2 || mean <= 0 ? 0 : (highest - lowest) / mean;
 }
 
 /** A source's deviation from the median of the others: more than this and it is left out. */

@@ -265,6 +265,8 @@ export class Pipeline {
       await refreshAggregates(this.o.sql, { now });
       refreshed = true;
     });
+    // each new hour's FX rate in force, for the synthetic prices of its candles
+    await step('fx', () => this.o.sql`SELECT fx_in_force_refresh(NULL, ${now})`);
     if (refreshed) {
       await step('settle', async () => {
         this.settled = Promise.resolve(await settle(this.o.sql, now, this.o.config.settleAfterSeconds, this.o.certify));

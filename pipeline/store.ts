@@ -103,7 +103,12 @@ function fxParams(r: FxRow): unknown[] {
   return [r.time, r.currency, r.unitsPerUsd, r.source, r.sourceUpdatedAt];
 }
 
-export async function insertFxRates(sql: Sql, rates: readonly FxRow[]): Promise<number> {
+/**
+ * Stores FX observations once each. Observations older than the current hour change the rate in
+ * force at hours already materialised in fx_in_force (sql/views/35_fx_in_force.sql), so those are
+ * recomputed from the earliest of them on; the pipeline adds each new hour as it begins.
+ */
+export async function insertFxRates(sql: Sql, rates: readonly FxRow[], now = new Date()): Promise<number> {
   let inserted = 0;
   for (const batch of batchesUnder(rates, fxParams)) {
     const rows = batch.map((r) => ({
@@ -118,6 +123,10 @@ export async function insertFxRates(sql: Sql, rates: readonly FxRow[]): Promise<
       ON CONFLICT (source, currency, source_updated_at, time) DO NOTHING
       RETURNING 1`;
     inserted += stored.length;
+  }
+  const earliest = rates.reduce<Date | null>((min, r) => (!min || r.time < min ? r.time : min), null);
+  if (earliest && earliest.getTime() < Math.floor(now.getTime() / 3_600_000) * 3_600_000) {
+    await sql`SELECT fx_in_force_refresh(${earliest}, ${now})`;
   }
   return inserted;
 }

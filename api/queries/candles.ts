@@ -1,18 +1,24 @@
-// Candle queries for GET /v1/rates/historical (and certificates). Keyset pagination on the
-// bucket: a page is the first `limit` buckets strictly after the cursor; never OFFSET.
+// Candle queries for GET /v1/rates/historical: one query a page (sql/views/40_candles_with_synthetic.sql: candle_page).
+// Keyset pagination on the bucket: a page is the first `limit` buckets strictly after the cursor;
+// never OFFSET.
 import type { Sql } from '../../lib/db/connect.js';
 
-export interface CandleRow {
-  bucket: Date;
-  pair: string;
-  quote: string;
-  open: string;
-  high: string;
-  low: string;
-  close: string;
-  vwap: string | null;
-  volume: string;
-  synthetic_price: string | null;
+/** A candle as the page query returns it: wire-ready timestamp, float numbers, its venues' spread. */
+export interface PageRow {
+  /** The bucket start, formatted as the contract writes timestamps. */
+  t: string;
+  open: number;
+  high: number;
+  low: number;
+  close: number;
+  vwap: number | null;
+  volume: number;
+  synthetic: number | null;
+  /** How many venues traded in the bucket, and their VWAPs' lowest, highest and mean. */
+  venues: number;
+  venue_min: number | null;
+  venue_max: number | null;
+  venue_mean: number | null;
 }
 
 export interface CandlePageQuery {
@@ -28,22 +34,5 @@ export interface CandlePageQuery {
 export function candlePage(sql: Sql, q: CandlePageQuery) {
   // strictly after the cursor: buckets start on whole minutes, so one millisecond later will do
   const from = q.after ? new Date(Math.max(q.after.getTime() + 1, q.from.getTime())) : q.from;
-  return sql<CandleRow[]>`
-    SELECT bucket, pair, quote, open, high, low, close, vwap, volume, synthetic_price
-    FROM candles_with_synthetic(${q.interval}, ${q.pair}, ${from}, ${q.to}, ${q.limit + 1})`;
-}
-
-export interface VenuePriceRow {
-  bucket: Date;
-  exchange: string;
-  vwap: string;
-}
-
-/** Each venue's VWAP per bucket of `width` within [from, to]: sources_count and dispersion. */
-export function venuePrices(sql: Sql, pair: string, width: string, from: Date, to: Date) {
-  return sql<VenuePriceRow[]>`
-    SELECT time_bucket(${width}::interval, bucket) AS bucket, exchange, sum(pv) / sum(volume) AS vwap
-    FROM candles_5m_by_exchange
-    WHERE pair = ${pair} AND bucket >= ${from} AND bucket < ${to}
-    GROUP BY 1, exchange`;
+  return sql<PageRow[]>`SELECT * FROM candle_page(${q.interval}, ${q.pair}, ${from}, ${q.to}, ${q.limit + 1})`;
 }

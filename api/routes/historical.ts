@@ -1,8 +1,8 @@
 // GET /v1/rates/historical: OHLCV candles with per-candle verification, keyset-paginated.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { ApiError, validationError } from '../errors.js';
-import { date, dayStart, num, numeric, parseTimestamp, timestamp } from '../format.js';
-import { candlePage, venuePrices, type CandleRow } from '../queries/candles.js';
+import { date, dayStart, num, numeric, parseTimestamp } from '../format.js';
+import { candlePage, type PageRow } from '../queries/candles.js';
 import { knownPair, type Operation } from '../operation.js';
 import { HISTORICAL_RESPONSE, type Candle, type HistoricalResponse } from '../schemas.js';
 import { DEFAULT_PAGE, TIER_RULES, atLeast, tierLabel } from '../tiers.js';
@@ -10,8 +10,6 @@ import { DATE, PAIR, parseQuery } from '../validate.js';
 import * as v from '../verification.js';
 
 const DAY_MS = 86_400_000;
-const WIDTH_MS = { '5m': 300_000, '1h': 3_600_000, '1d': DAY_MS } as const;
-const WIDTH_SQL = { '5m': '5 minutes', '1h': '1 hour', '1d': '1 day' } as const;
 
 const query = {
   type: 'object',
@@ -31,19 +29,18 @@ export const operations: Operation[] = [
   { method: 'get', path: '/v1/rates/historical', summary: 'OHLCV candles for one pair, cursor-paginated', tier: 'free', query, response: HISTORICAL_RESPONSE },
 ];
 
-function verification(c: CandleRow, prices: number[], full: boolean): Candle['verification'] {
-  const vwap = c.vwap === null ? null : Number(c.vwap);
-  const synthetic = c.synthetic_price === null ? null : Number(c.synthetic_price);
-  const div = vwap === null ? null : v.divergence(vwap, synthetic);
+function verification(c: PageRow, quote: string, full: boolean): Candle['verification'] {
+  const div = c.vwap === null ? null : v.divergence(c.vwap, c.synthetic);
   const out: Candle['verification'] = {
-    status: v.verificationStatus(div, c.quote),
-    data_quality: prices.length >= 2 ? 'high' : prices.length === 1 ? 'medium' : 'low',
+    status: v.verificationStatus(div, quote),
+    data_quality: c.venues >= 2 ? 'high' : c.venues === 1 ? 'medium' : 'low',
   };
   if (full) {
-    out.confidence = v.confidence({ sources: prices.length, dispersion: v.dispersion(prices), divergence: div, quote: c.quote, ageSeconds: 0 });
+    const dispersion = v.dispersionOf(c.venues, c.venue_min ?? 0, c.venue_max ?? 0, c.venue_mean ?? 0);
+    out.confidence = v.confidence({ sources: c.venues, dispersion, divergence: div, quote, ageSeconds: 0 });
     out.divergence_pct = div === null ? null : v.percent(div);
-    out.synthetic_price = num(synthetic);
-    out.sources_count = prices.length;
+    out.synthetic_price = num(c.synthetic);
+    out.sources_count = c.venues;
   }
   return out;
 }
@@ -79,15 +76,6 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const rows = await candlePage(deps.sql, { pair: pair.pair, interval, from, to, after, limit });
     const hasMore = rows.length > limit;
     const page = hasMore ? rows.slice(0, limit) : rows;
-    const prices = new Map<number, number[]>();
-    if (page.length > 0) {
-      const last = page[page.length - 1]!.bucket.getTime() + WIDTH_MS[interval];
-      for (const r of await venuePrices(deps.sql, pair.pair, WIDTH_SQL[interval], page[0]!.bucket, new Date(last))) {
-        const list = prices.get(r.bucket.getTime()) ?? [];
-        list.push(Number(r.vwap));
-        prices.set(r.bucket.getTime(), list);
-      }
-    }
     const full = atLeast(tier, 'builder');
     ctx.body = {
       pair: pair.pair,
@@ -95,21 +83,21 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       start: q.start,
       end: q.end,
       data: page.map((c) => ({
-        time: timestamp(c.bucket),
-        pair: c.pair,
+        time: c.t,
+        pair: pair.pair,
         open: numeric(c.open),
         high: numeric(c.high),
         low: numeric(c.low),
         close: numeric(c.close),
         vwap: num(c.vwap),
         total_volume: numeric(c.volume),
-        verification: verification(c, prices.get(c.bucket.getTime()) ?? [], full),
+        verification: verification(c, pair.quote, full),
       })),
       meta: {
         request_id: ctx.state.requestId,
         row_count: page.length,
         has_more: hasMore,
-        next_cursor: hasMore ? timestamp(page[page.length - 1]!.bucket) : null,
+        next_cursor: hasMore ? page[page.length - 1]!.t : null,
         limit,
         limit_max: rules.maxPage,
       },

@@ -73,8 +73,12 @@ export async function migrate(url: string, log: Logger, sqlDir = SQL_DIR): Promi
     const files = repeatableFiles(sqlDir);
     const firstChanged = files.findIndex((f) => recorded.get(f.name) !== f.checksum);
     if (firstChanged >= 0) {
-      const rebuilds = files.slice(firstChanged).some((f) => f.name.startsWith('aggregates/'));
-      if (rebuilds) await refuseCandleLoss(sql);
+      // every aggregate file from the first changed one on is (re)created: one aggregate per file,
+      // named by what it produces (aggregates/20_candles_5m.sql -> candles_5m)
+      const aggregates = files.slice(firstChanged).filter((f) => f.name.startsWith('aggregates/'));
+      const views = aggregates.map((f) => path.basename(f.name, '.sql').replace(/^\d+_/, ''));
+      // re-creating one that existed rebuilds it from raw trades; a new one just starts there
+      if (aggregates.some((f) => recorded.has(f.name))) await refuseCandleLoss(sql);
       for (const file of files.slice(firstChanged)) {
         await sql.begin(async (tx) => {
           await tx.unsafe(file.text);
@@ -84,9 +88,8 @@ export async function migrate(url: string, log: Logger, sqlDir = SQL_DIR): Promi
         });
         applied.push(file.name);
       }
-      if (rebuilds) {
-        const views = await sql<{ view_name: string }[]>`SELECT view_name FROM aggregate_refresh_plan`;
-        await resetFrontiers(sql, views.map((v) => v.view_name));
+      if (views.length > 0) {
+        await resetFrontiers(sql, views);
         // a new database has nothing to materialise: the pipeline's first pass sets the frontiers
         const [any] = await sql`SELECT 1 FROM trades LIMIT 1`;
         if (any) await refreshAggregates(sql);

@@ -13,7 +13,7 @@ LANGUAGE sql STABLE AS $$
   WITH latest AS (
     SELECT DISTINCT ON (source) source, units_per_usd, source_updated_at
     FROM fx_rates
-    WHERE currency = p_currency AND time <= p_at AND time > p_at - INTERVAL '36 hours'
+    WHERE currency = p_currency AND time <= p_at AND time >= p_at - INTERVAL '36 hours'
     ORDER BY source, time DESC
   ),
   fresh AS (

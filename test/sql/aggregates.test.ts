@@ -177,6 +177,60 @@ describe('synthetic price and premium', () => {
   });
 });
 
+describe('pages and hourly observations', () => {
+  it('candle_page: each candle with its synthetic price and how its venues spread, as computed independently', async () => {
+    for (const interval of ['5m', '1h'] as const) {
+      const all = ref.candles(trades, interval);
+      const byVenue = ref.candles(trades.filter((t) => t.pair === 'BTCZAR'), interval, true);
+      const rows = await db.sql<{ t: string; vwap: number; synthetic: number | null; venues: number; venue_min: number; venue_max: number; venue_mean: number }[]>`
+        SELECT * FROM candle_page(${interval}, 'BTCZAR', '2026-01-01', '2027-01-01', 100000)`;
+      const expected = all.filter((c) => c.pair === 'BTCZAR');
+      expect(rows.map((r) => r.t)).toEqual(expected.map((c) => new Date(c.bucket).toISOString().replace('.000Z', '+00:00')));
+      rows.forEach((r, i) => {
+        const c = expected[i]!;
+        const venues = byVenue.filter((v) => v.bucket === c.bucket).map((v) => v.vwap);
+        expect(ref.closeTo(r.vwap, c.vwap, 1e-12), r.t).toBe(true);
+        expect(ref.closeTo(r.synthetic, ref.synthetic(all, fx, c), 1e-12), r.t).toBe(true);
+        expect(r.venues, r.t).toBe(venues.length);
+        expect(ref.closeTo(r.venue_min, Math.min(...venues), 1e-12) && ref.closeTo(r.venue_max, Math.max(...venues), 1e-12), r.t).toBe(true);
+        expect(ref.closeTo(r.venue_mean, venues.reduce((a, b) => a + b, 0) / venues.length, 1e-12), r.t).toBe(true);
+      });
+    }
+  });
+
+  it('premium_series builds each day from its hourly observations', async () => {
+    const all = ref.candles(trades, '1h');
+    const byDay = new Map<number, number[]>();
+    for (const c of all.filter((x) => x.pair === 'BTCNGN')) {
+      const s = ref.synthetic(all, fx, c);
+      if (s === null) continue;
+      const d = Math.floor(c.bucket / 86_400_000) * 86_400_000;
+      byDay.set(d, [...(byDay.get(d) ?? []), ((c.vwap - s) / s) * 100]);
+    }
+    const rows = await db.sql`SELECT * FROM premium_series('BTCNGN', '1d', ${start}, ${new Date(start.getTime() + 86_400_000 * 3)})`;
+    expect(rows.map((r) => r.bucket.getTime())).toEqual([...byDay.keys()].sort((a, b) => a - b));
+    for (const r of rows) {
+      const pcts = byDay.get(r.bucket.getTime())!;
+      expect(Number(r.data_points)).toBe(pcts.length);
+      expect(Math.abs(Number(r.avg_premium_pct) - pcts.reduce((a, b) => a + b, 0) / pcts.length)).toBeLessThan(1e-7);
+    }
+  });
+
+  it('materialises the FX rate in force at each hour, and follows an observation that arrives late', async () => {
+    const check = async (observations: typeof fx) => {
+      const rows = await db.sql<{ currency: string; hour: Date; units_per_usd: string }[]>`SELECT currency, hour, units_per_usd FROM fx_in_force ORDER BY hour, currency`;
+      expect(rows.length).toBeGreaterThan(5 * HOURS);
+      for (const r of rows) expect(ref.closeTo(r.units_per_usd, ref.fxAt(observations, r.currency, r.hour.getTime())), `${r.currency} ${r.hour.toISOString()}`).toBe(true);
+    };
+    await check(fx);
+    // a third source's observation from the first day: the median of every later hour changes
+    // (GHS: no pair in this market trades in it, so the other tests' expectations stand)
+    const late = { time: new Date(start.getTime() + 5 * 3_600_000 + 60_000), currency: 'GHS', unitsPerUsd: 19.5, source: 'late_source', sourceUpdatedAt: new Date(start.getTime() + 5 * 3_600_000) };
+    await insertFxRates(db.sql, [late]);
+    await check([...fx, late]);
+  });
+});
+
 describe('end of day', () => {
   it('is the UTC day candle, and nothing for a day without trades', async () => {
     const days = ref.candles(trades, '1d');
