@@ -7,7 +7,7 @@ STAMP := node_modules/.installed
 STATE := $(if $(DEMO),AFRATES_VAR_DIR=var/demo)
 
 .DEFAULT_GOAL := help
-.PHONY: help install run demo test migrate key keys revoke rotate backfill bench typecheck
+.PHONY: help install web run demo test migrate key keys revoke rotate backfill bench typecheck
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -20,14 +20,25 @@ $(STAMP): package.json package-lock.json
 
 install: $(STAMP) ## install dependencies at their locked versions
 
-run: $(STAMP) ## migrate and run the service (pipeline + API) against real venues; embedded DB unless DATABASE_URL
+# The web front end (web/ -> web/dist, served by the API): rebuilt when a source file changes.
+WEB_STAMP := web/dist/.built
+WEB_SOURCES := $(shell find web -path web/dist -prune -o -type f -print)
+
+$(WEB_STAMP): $(STAMP) $(WEB_SOURCES)
+	$(NODE_BIN)/vite build --config web/vite.config.ts
+	@touch $(WEB_STAMP)
+
+web: $(WEB_STAMP) ## build the web front end (make run, demo and test do it when web/ changed)
+
+run: $(STAMP) $(WEB_STAMP) ## migrate and run the service (pipeline + API) against real venues; embedded DB unless DATABASE_URL
 	$(TSX) bin/serve.ts
 
-demo: $(STAMP) ## run everything against the simulated market (REPLAY=trades.jsonl plays a file)
+demo: $(STAMP) $(WEB_STAMP) ## run everything against the simulated market (REPLAY=trades.jsonl plays a file)
 	MARKET=simulated $(TSX) bin/demo.ts $(if $(REPLAY),--replay $(REPLAY))
 
-test: $(STAMP) ## run every test (TEST_DATABASE_URL=postgres://... runs them on a real TimescaleDB)
+test: $(STAMP) $(WEB_STAMP) ## run every test (TEST_DATABASE_URL=postgres://... runs them on a real TimescaleDB)
 	$(NODE_BIN)/tsc --noEmit
+	$(NODE_BIN)/tsc --noEmit -p web
 	@mkdir -p var
 	$(NODE_BIN)/vitest run --reporter=default --reporter=json --outputFile.json=var/test-results.json
 	@node -e 'const r=require("./var/test-results.json");console.log(`$${r.numPassedTests} passed, $${r.numFailedTests} failed, $${r.numPendingTests+r.numTodoTests} skipped`)'
@@ -52,6 +63,10 @@ backfill: $(STAMP) ## fetch history: make backfill [PAIR=BTCNGN] FROM=2026-01-01
 
 bench: $(STAMP) ## run the benchmarks in bench/ and print their figures
 	@for b in bench/*.bench.ts; do echo "== $$b"; $(TSX) $$b || exit 1; done
+
+.PHONY: openapi-examples
+openapi-examples: $(STAMP) ## rewrite api/openapi-examples.json (the OpenAPI examples) from real responses of the test API
+	$(TSX) test/support/openapi-examples.ts
 
 typecheck: $(STAMP) ## type-check without running tests
 	$(NODE_BIN)/tsc --noEmit

@@ -1,0 +1,70 @@
+// The status page: overall status, uptime, per-pair freshness and sources (no prices) and the
+// collector's recent cycles, from the public GET /v1/status/public, refreshed every minute while
+// the page is visible (the contract's advice for status polling).
+import './style.css';
+import { call, errorText } from './api.js';
+import { byId, cell, el } from './dom.js';
+import * as fmt from './format.js';
+
+interface PublicStatus {
+  overall_status: 'healthy' | 'degraded' | 'outage';
+  timestamp: string;
+  pairs: Record<string, { last_update: string | null; age_seconds: number | null; fresh: boolean; sources_active: string[]; sources_failing: string[] }>;
+  cycles: { started_at: string; finished_at: string; duration_ms: number; ok: boolean; sources_ok: string[]; sources_failed: string[]; trades: number }[];
+  uptime: { h24: number | null; d7: number | null };
+}
+
+const WORDS = { healthy: 'All pairs fresh, every source delivering', degraded: 'Degraded: some pairs stale or some sources failing', outage: 'Outage: no pair has fresh data' } as const;
+
+function render(s: PublicStatus): void {
+  byId('overall').replaceChildren(el('span', { class: `badge ${s.overall_status}` }, s.overall_status), ` ${WORDS[s.overall_status]}`);
+  byId('uptime').replaceChildren(
+    el('div', {}, el('dt', {}, 'Collector uptime, 24 hours'), el('dd', {}, fmt.percent(s.uptime.h24))),
+    el('div', {}, el('dt', {}, 'Collector uptime, 7 days'), el('dd', {}, fmt.percent(s.uptime.d7))),
+    el('div', {}, el('dt', {}, 'Checked'), el('dd', {}, fmt.when(s.timestamp))),
+  );
+  const pairs = el('tbody');
+  for (const [pair, p] of Object.entries(s.pairs)) {
+    pairs.append(
+      el(
+        'tr',
+        { 'data-pair': pair },
+        cell('Pair', el('strong', {}, `${pair.slice(0, -3)}/${pair.slice(-3)}`)),
+        cell('State', el('span', { class: `badge ${p.fresh ? 'ok' : p.last_update ? 'degraded' : 'none'}` }, p.fresh ? 'fresh' : p.last_update ? 'stale' : 'no data')),
+        cell('Newest data', p.age_seconds === null ? '–' : fmt.ago(p.age_seconds)),
+        cell('Active sources', p.sources_active.join(', ') || '–'),
+        cell('Failing sources', p.sources_failing.join(', ') || 'none'),
+      ),
+    );
+  }
+  byId<HTMLTableElement>('pairs').tBodies[0]?.replaceWith(pairs);
+  const cycles = el('tbody');
+  for (const c of s.cycles) {
+    cycles.append(
+      el(
+        'tr',
+        {},
+        cell('Finished', fmt.when(c.finished_at)),
+        cell('Result', el('span', { class: `badge ${c.ok ? 'ok' : 'failed'}` }, c.ok ? 'delivered' : 'failed')),
+        cell('Took', fmt.duration(c.duration_ms)),
+        cell('Trades', fmt.count(c.trades)),
+        cell('Sources', [...c.sources_ok, ...c.sources_failed.map((f) => `${f} (failed)`)].join(', ') || '–'),
+      ),
+    );
+  }
+  if (s.cycles.length === 0) cycles.append(el('tr', {}, cell('Finished', 'No cycle recorded yet.')));
+  byId<HTMLTableElement>('cycles').tBodies[0]?.replaceWith(cycles);
+}
+
+async function refresh(): Promise<void> {
+  try {
+    render(await call<PublicStatus>('/v1/status/public'));
+  } catch (err) {
+    byId('overall').textContent = `Status unavailable: ${errorText(err)}`;
+  }
+}
+
+void refresh();
+setInterval(() => {
+  if (document.visibilityState === 'visible') void refresh();
+}, 60_000);
