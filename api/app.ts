@@ -47,7 +47,8 @@ function readBody(parse: Koa.Middleware): Koa.Middleware<AppState> {
 export function createApp(deps: AppDeps): Koa<AppState> {
   const router = new Router<AppState>();
   for (const m of routeModules) m.mount(router, deps);
-  mountOpenApi(router, deps, operations);
+  // for the document: health is never limited; the web pages' endpoints have a per-minute limit of their own, no monthly quota
+  mountOpenApi(router, deps, operations, { notLimited: new Set([...NOT_LIMITED].filter((p) => !PUBLIC_WEB.includes(p))), noMonthlyQuota: new Set(PUBLIC_WEB) });
 
   // behind N proxies: the client is the address the first of them saw, the N-th entry from the right
   const app = new Koa<AppState>({ proxy: deps.config.trustProxyHops > 0, maxIpsCount: deps.config.trustProxyHops });

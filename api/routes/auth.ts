@@ -18,7 +18,7 @@ const body = {
 } as const;
 
 export const operations: Operation[] = [
-  { method: 'post', path: '/v1/auth/free-key', summary: 'Issue a free-tier API key (shown once)', tier: null, body, response: KEY_RESPONSE, status: 201 },
+  { method: 'post', path: '/v1/auth/free-key', summary: 'Issue a free-tier API key (shown once)', tier: null, body, response: KEY_RESPONSE, status: 201, errors: ['conflict'] },
 ];
 
 export function mount(router: AppRouter, deps: AppDeps): void {

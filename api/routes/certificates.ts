@@ -35,7 +35,7 @@ const noQuery = { type: 'object', additionalProperties: false, properties: {} } 
 export const operations: Operation[] = [
   { method: 'get', path: '/v1/certificates/keys', summary: 'Ed25519 public key for verifying certificates (no key needed)', tier: null, query: noQuery, response: CERTIFICATE_KEYS_RESPONSE },
   { method: 'get', path: '/v1/certificates/:pair', summary: 'Certificates available for a pair', tier: 'enterprise', params: pairParams, query: listQuery, response: CERTIFICATE_LIST_RESPONSE },
-  { method: 'get', path: '/v1/certificates/:pair/:timestamp', summary: 'One signed rate certificate', tier: 'enterprise', params: certParams, query: noQuery, response: CERTIFICATE_RESPONSE },
+  { method: 'get', path: '/v1/certificates/:pair/:timestamp', summary: 'One signed rate certificate', tier: 'enterprise', params: certParams, query: noQuery, response: CERTIFICATE_RESPONSE, errors: ['not_found'] },
 ];
 
 export function mount(router: AppRouter, deps: AppDeps): void {

@@ -14,7 +14,7 @@ const query = {
 } as const;
 
 export const operations: Operation[] = [
-  { method: 'get', path: '/v1/rates/eod', summary: 'End-of-day OHLCV snapshot (UTC day)', tier: 'free', query, response: EOD_RESPONSE },
+  { method: 'get', path: '/v1/rates/eod', summary: 'End-of-day OHLCV snapshot (UTC day)', tier: 'free', query, response: EOD_RESPONSE, errors: ['not_found'] },
 ];
 
 export function mount(router: AppRouter, deps: AppDeps): void {

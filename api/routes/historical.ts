@@ -26,7 +26,7 @@ const query = {
 } as const;
 
 export const operations: Operation[] = [
-  { method: 'get', path: '/v1/rates/historical', summary: 'OHLCV candles for one pair, cursor-paginated', tier: 'free', query, response: HISTORICAL_RESPONSE },
+  { method: 'get', path: '/v1/rates/historical', summary: 'OHLCV candles for one pair, cursor-paginated', tier: 'free', query, response: HISTORICAL_RESPONSE, errors: ['interval_not_available', 'history_limit_exceeded'] },
 ];
 
 function verification(c: PageRow, quote: string, full: boolean): Candle['verification'] {

@@ -25,7 +25,7 @@ const liveQuery = {
 const marketsQuery = { type: 'object', additionalProperties: false, properties: {} } as const;
 
 export const operations: Operation[] = [
-  { method: 'get', path: '/v1/rates/live', summary: 'Live VWAP rates for one or more pairs', tier: 'free', query: liveQuery, response: LIVE_RESPONSE },
+  { method: 'get', path: '/v1/rates/live', summary: 'Live VWAP rates for one or more pairs', tier: 'free', query: liveQuery, response: LIVE_RESPONSE, errors: ['tier_restricted'] },
   { method: 'get', path: '/v1/rates/markets', summary: 'Live rates of every active pair', tier: 'builder', query: marketsQuery, response: MARKETS_RESPONSE },
 ];
 

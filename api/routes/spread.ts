@@ -12,7 +12,7 @@ import { thresholdsFor } from '../verification.js';
 const query = { type: 'object', required: ['pair'], additionalProperties: false, properties: { pair: PAIR } } as const;
 
 export const operations: Operation[] = [
-  { method: 'get', path: '/v1/rates/spread', summary: 'Approximate bid/ask spread and premium over the synthetic rate', tier: 'builder', query, response: SPREAD_RESPONSE },
+  { method: 'get', path: '/v1/rates/spread', summary: 'Approximate bid/ask spread and premium over the synthetic rate', tier: 'builder', query, response: SPREAD_RESPONSE, errors: ['not_found'] },
 ];
 
 /** Words for a premium in percent; "near parity" within a quarter of the verified threshold. */

@@ -1,0 +1,244 @@
+// The OpenAPI document's examples are real responses: this calls every operation of the running
+// test API (test/support/api.ts, with market data) once or more, successes and the typical errors,
+// and turns what came back into api/openapi-examples.json, which api/routes/openapi.ts reads.
+//   make openapi-examples     (npx tsx test/support/openapi-examples.ts) rewrites that file
+// test/api/openapi.test.ts runs the same calls to check the generated client against real bodies.
+// A new operation needs no entry here if its required parameters are ones SAMPLE knows; otherwise
+// add its calls to callsFor() below.
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Operation } from '../../api/operation.js';
+import { operationIdOf, type Example, type ExamplesFile } from '../../api/routes/openapi.js';
+import { operations } from '../../api/routes/index.js';
+import { tierLabel, type Tier } from '../../api/tiers.js';
+import { startTestApi, type TestApi } from './api.js';
+
+export const EXAMPLES_FILE = path.resolve(import.meta.dirname, '../../api/openapi-examples.json');
+
+export interface Call {
+  /** the operation this illustrates */
+  readonly operationId: string;
+  /** the example's name: for a success, under the operation; for an error, its code (unique in the file) */
+  readonly name: string;
+  /** whose key: a fresh one of that tier (own limits), a given key, or none */
+  readonly key: Tier | { readonly apiKey: string; readonly tier: Tier } | null;
+  readonly method: Operation['method'];
+  /** path and query, as sent */
+  readonly url: string;
+  readonly body?: unknown;
+  readonly headers?: Readonly<Record<string, string>>;
+  /** the status it must answer */
+  readonly status: number;
+  /** sent until it answers `status`, answering 200 meanwhile (a limit being used up): those 200s are no examples */
+  readonly until?: true;
+}
+
+export interface Captured extends Call {
+  readonly headers: Readonly<Record<string, string>>;
+  /** the response's headers, lower-case names */
+  readonly responseHeaders: Readonly<Record<string, string>>;
+  /** the JSON body (for an event stream: the data of its first event) */
+  readonly value: unknown;
+}
+
+const day = (offsetDays: number) => new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
+
+/** Values for required parameters by name, for operations without calls of their own. */
+const SAMPLE: Readonly<Record<string, () => string>> = {
+  pair: () => 'BTCNGN',
+  pairs: () => 'BTCNGN,BTCZAR',
+  date: () => day(-1),
+  start: () => day(0),
+  end: () => day(0),
+};
+
+const opOf = (operationId: string) => operations.find((o) => operationIdOf(o) === operationId);
+
+/** A success call made from the operation's own schemas, or null when a required value is unknown. */
+function derivedCall(op: Operation): Call | null {
+  if (op.body && ((op.body as { required?: readonly string[] }).required ?? []).length) return null;
+  let url = op.path;
+  for (const name of Object.keys(op.params?.properties ?? {})) {
+    if (!SAMPLE[name]) return null;
+    url = url.replace(`:${name}`, encodeURIComponent(SAMPLE[name]()));
+  }
+  const query = new URLSearchParams();
+  for (const name of (op.query as { required?: readonly string[] } | undefined)?.required ?? []) {
+    if (!SAMPLE[name]) return null;
+    query.set(name, SAMPLE[name]());
+  }
+  const qs = query.toString();
+  return { operationId: operationIdOf(op), name: 'example', key: op.tier, method: op.method, url: qs ? `${url}?${qs}` : url, ...(op.body ? { body: {} } : {}), status: op.status ?? 200 };
+}
+
+/**
+ * The calls, in order. Some depend on what an earlier one answered (a certificate's timestamp, a
+ * key's id), so this is a generator fed each answer.
+ */
+async function* callsFor(t: TestApi): AsyncGenerator<Call, void, Captured> {
+  const ok = (operationId: string, name: string, key: Call['key'], url: string, extra: Partial<Call> = {}): Call => {
+    const op = opOf(operationId);
+    return { operationId, name, key, method: op?.method ?? 'get', url, status: op?.status ?? 200, ...extra };
+  };
+  const fail = (operationId: string, code: string, status: number, key: Call['key'], url: string, extra: Partial<Call> = {}): Call =>
+    ({ operationId, name: code, key, method: opOf(operationId)?.method ?? 'get', url, status, ...extra });
+
+  // keys, with the errors of issuing one
+  const email = `ada+${Date.now()}@example.test`;
+  yield ok('postAuthFreeKey', 'issued', null, '/v1/auth/free-key', { body: { email, customer_name: 'Ada Analytics' } });
+  yield fail('postAuthFreeKey', 'conflict', 409, null, '/v1/auth/free-key', { body: { email } });
+  yield fail('postAuthFreeKey', 'validation_error_body', 400, null, '/v1/auth/free-key', { body: { email: 'not-an-email' } });
+
+  // rates
+  yield ok('getRatesLive', 'free', 'free', '/v1/rates/live?pairs=BTCNGN,BTCZAR');
+  yield ok('getRatesLive', 'builder', 'builder', '/v1/rates/live?pairs=BTCNGN,BTCKES&include_synthetic=true&include_sources=true');
+  yield ok('getRatesLive', 'enterprise', 'enterprise', '/v1/rates/live?pairs=BTCNGN&include_audit=true');
+  yield fail('getRatesLive', 'tier_restricted_parameter', 403, 'free', '/v1/rates/live?pairs=BTCNGN&include_sources=true');
+  const idle = [...t.api.deps.pairs.keys()].find((p) => !t.api.deps.snapshot.get(p));
+  if (idle) yield fail('getRatesLive', 'service_unavailable', 503, 'free', `/v1/rates/live?pairs=${idle}`);
+  yield ok('getRatesMarkets', 'builder', 'builder', '/v1/rates/markets');
+  yield ok('getRatesHistorical', 'free', 'free', `/v1/rates/historical?pair=BTCNGN&start=${day(-1)}&end=${day(0)}&limit=2`);
+  yield ok('getRatesHistorical', 'builder', 'builder', `/v1/rates/historical?pair=BTCZAR&start=${day(0)}&end=${day(0)}&interval=5m&limit=2`);
+  yield fail('getRatesHistorical', 'interval_not_available', 403, 'free', `/v1/rates/historical?pair=BTCNGN&start=${day(0)}&end=${day(0)}&interval=5m`);
+  yield fail('getRatesHistorical', 'history_limit_exceeded', 403, 'free', `/v1/rates/historical?pair=BTCNGN&start=${day(-45)}&end=${day(0)}`);
+  yield ok('getRatesEod', 'example', 'free', `/v1/rates/eod?pair=BTCNGN&date=${day(-1)}`);
+  yield fail('getRatesEod', 'not_found', 404, 'free', '/v1/rates/eod?pair=BTCNGN&date=2020-01-02');
+  yield ok('getRatesSpread', 'example', 'builder', '/v1/rates/spread?pair=BTCZAR');
+  yield ok('getPremium', 'example', 'builder', `/v1/premium?pair=BTCNGN&start=${day(0)}&end=${day(0)}&interval=1d`);
+  yield ok('getIndices', 'example', 'builder', '/v1/indices');
+  yield ok('getPairs', 'example', 'free', '/v1/pairs');
+  yield ok('getStatus', 'example', 'free', '/v1/status');
+  yield ok('getHealth', 'example', null, '/v1/health');
+
+  // certificates
+  yield ok('getCertificatesKeys', 'example', null, '/v1/certificates/keys');
+  const list = yield ok('getCertificatesPair', 'example', 'enterprise', '/v1/certificates/BTCNGN?limit=2');
+  yield fail('getCertificatesPair', 'tier_restricted', 403, 'builder', '/v1/certificates/BTCNGN');
+  const first = (list.value as { certificates: { timestamp: string }[] }).certificates[0];
+  if (first) yield ok('getCertificatesPairTimestamp', 'example', 'enterprise', `/v1/certificates/BTCNGN/${encodeURIComponent(first.timestamp)}`);
+
+  // the account of one key, and its other keys
+  if (opOf('getAccount')) {
+    const own = { apiKey: await t.key('free'), tier: 'free' as const };
+    yield ok('getAccount', 'example', own, '/v1/account');
+    const a = yield ok('postAccountKeys', 'example', own, '/v1/account/keys', { body: { label: 'staging' } });
+    const b = yield ok('postAccountKeys', 'unlabelled', own, '/v1/account/keys', { body: {} });
+    yield ok('getAccountKeys', 'example', own, '/v1/account/keys');
+    yield ok('postAccountKeysIdRotate', 'example', own, `/v1/account/keys/${(a.value as { key: { id: number } }).key.id}/rotate`);
+    yield ok('deleteAccountKeysId', 'example', own, `/v1/account/keys/${(b.value as { key: { id: number } }).key.id}`);
+  }
+
+  // the errors every keyed operation shares
+  yield fail('getPairs', 'unauthorized', 401, null, '/v1/pairs');
+  yield fail('getRatesHistorical', 'validation_error', 400, 'free', `/v1/rates/historical?pair=BTCNGN&start=${day(0)}&end=${day(0)}&interval=2h`);
+  const busy = { apiKey: await t.key('free'), tier: 'free' as const };
+  for (let i = 0; i < 30; i++) {
+    if ((yield fail('getRatesLive', 'rate_limit_exceeded', 429, busy, '/v1/rates/live?pairs=BTCNGN', { until: true })).status === 429) break;
+  }
+  const spent = { apiKey: await t.key('free'), tier: 'free' as const };
+  const customer = await t.api.deps.keys.authenticate(spent.apiKey);
+  await t.db.sql`INSERT INTO api_usage (customer, month, requests) VALUES (${customer!.id}, date_trunc('month', now())::date, 5000)`;
+  yield fail('getPairs', 'monthly_quota_exceeded', 429, spent, '/v1/pairs');
+  yield fail('getRatesLive', 'method_not_allowed', 405, 'free', '/v1/rates/live', { method: 'delete' });
+  yield fail('getHealth', 'header_fields_too_large', 431, null, '/v1/health', { headers: { 'X-Padding': 'x'.repeat(20_000) } });
+
+  // anything else: a call made from its schemas
+  for (const op of operations) {
+    if (opOf(operationIdOf(op)) !== op) continue;
+    const done = captured.has(operationIdOf(op));
+    if (done) continue;
+    const call = derivedCall(op);
+    if (!call) throw new Error(`no example call for ${operationIdOf(op)}: add one to callsFor() in test/support/openapi-examples.ts`);
+    yield call;
+  }
+}
+
+// operationIds with a success captured so far, for the derived calls at the end
+const captured = new Set<string>();
+
+/** The first event's data of a Server-Sent Events response. */
+async function firstEvent(res: Response, refresh: () => Promise<void>): Promise<unknown> {
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = '';
+  const nudge = setTimeout(() => void refresh(), 1_000); // a stream that waits for the next refresh gets one
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error('the stream ended before its first event');
+      text += value;
+      const data = /^data: (.*)$/m.exec(text);
+      if (data && text.includes('\n\n', data.index)) return JSON.parse(data[1]!);
+    }
+  } finally {
+    clearTimeout(nudge);
+    await reader.cancel().catch(() => {});
+  }
+}
+
+async function send(t: TestApi, call: Call): Promise<Captured> {
+  const apiKey = call.key === null ? null : typeof call.key === 'string' ? await t.key(call.key) : call.key.apiKey;
+  const headers: Record<string, string> = { ...(apiKey ? { 'X-API-Key': apiKey } : {}), ...(call.body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...call.headers };
+  const res = await fetch(`${t.api.url}${call.url}`, { method: call.method.toUpperCase(), headers, body: call.body === undefined ? undefined : JSON.stringify(call.body) });
+  const responseHeaders = Object.fromEntries(res.headers.entries());
+  const value = res.status < 300 && responseHeaders['content-type']?.startsWith('text/event-stream') ? await firstEvent(res, () => t.api.deps.snapshot.refresh()) : await res.json();
+  if (res.status !== call.status && !(call.until && res.status === 200)) throw new Error(`${call.method.toUpperCase()} ${call.url}: expected ${call.status}, got ${res.status} ${JSON.stringify(value)}`);
+  if (res.status < 300) captured.add(call.operationId);
+  return { ...call, status: res.status, headers, responseHeaders, value };
+}
+
+/** Makes every call against the running test API. */
+export async function captureAll(t: TestApi): Promise<Captured[]> {
+  captured.clear();
+  const out: Captured[] = [];
+  const calls = callsFor(t);
+  let next = await calls.next();
+  while (!next.done) {
+    const answer = await send(t, next.value);
+    out.push(answer);
+    next = await calls.next(answer);
+  }
+  return out;
+}
+
+const who = (key: Call['key']) => (key === null ? 'no key' : `${tierLabel(typeof key === 'string' ? key : key.tier)} key`);
+const summaryOf = (c: Call) => `${c.method.toUpperCase()} ${c.url.length > 120 ? `${c.url.slice(0, 120)}...` : c.url} (${who(c.key)})`;
+
+/** What the document shows: one example per success call and per error code. */
+export function examplesFrom(all: readonly Captured[]): ExamplesFile {
+  const responses: Record<string, Record<string, Example>> = {};
+  const requests: Record<string, Record<string, Example>> = {};
+  const errors: Record<string, Example> = {};
+  for (const c of all) {
+    if (c.until && c.status < 300) continue;
+    if (c.status >= 400) {
+      errors[c.name] = { summary: summaryOf(c), value: c.value };
+      continue;
+    }
+    (responses[c.operationId] ??= {})[c.name] = { summary: summaryOf(c), value: c.value };
+    if (c.body !== undefined) (requests[c.operationId] ??= {})[c.name] = { summary: summaryOf(c), value: c.body };
+  }
+  return { about: 'Real responses of the test API, written by `make openapi-examples` (test/support/openapi-examples.ts); do not edit by hand.', responses, requests, errors };
+}
+
+async function main(): Promise<void> {
+  const t = await startTestApi({ hours: 30 });
+  try {
+    const examples = examplesFrom(await captureAll(t));
+    fs.writeFileSync(EXAMPLES_FILE, `${JSON.stringify(examples, null, 2)}\n`);
+    const count = Object.values(examples.responses).reduce((n, r) => n + Object.keys(r).length, 0);
+    console.log(`${path.relative(process.cwd(), EXAMPLES_FILE)}: ${count} responses of ${Object.keys(examples.responses).length} operations, ${Object.keys(examples.errors).length} errors`);
+  } finally {
+    await t.close();
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  main().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      console.error(err instanceof Error ? err.message : err);
+      process.exit(1);
+    },
+  );
+}
