@@ -39,11 +39,11 @@ const newKeyBody = {
 } as const;
 
 export const operations: Operation[] = [
-  { method: 'get', path: '/v1/account', summary: "The key's account: tier, limits, this minute's and this month's usage, daily usage", tier: 'free', query: noQuery, response: ACCOUNT_RESPONSE },
-  { method: 'get', path: '/v1/account/keys', summary: "The account's active keys (prefix, label, created, last used)", tier: 'free', query: noQuery, response: ACCOUNT_KEYS_RESPONSE },
-  { method: 'post', path: '/v1/account/keys', summary: 'Create a key for the account, e.g. one per environment (shown once; same tier and limits)', tier: 'free', body: newKeyBody, response: ACCOUNT_NEW_KEY_RESPONSE, status: 201 },
-  { method: 'post', path: '/v1/account/keys/:id/rotate', summary: 'Rotate a key: revoke it and issue its replacement in one step (the new key shown once; the old one refused at once)', tier: 'free', params: keyParams, response: ACCOUNT_NEW_KEY_RESPONSE, status: 201 },
-  { method: 'delete', path: '/v1/account/keys/:id', summary: "Revoke a key (never the account's last one: rotate it instead)", tier: 'free', params: keyParams, response: ACCOUNT_REVOKED_KEY_RESPONSE },
+  { method: 'get', path: '/v1/account', summary: "The key's account: tier, limits, this minute's and this month's usage, daily usage", tier: 'free', query: noQuery, response: ACCOUNT_RESPONSE, errors: ['not_found'] },
+  { method: 'get', path: '/v1/account/keys', summary: "The account's active keys (prefix, label, created, last used)", tier: 'free', query: noQuery, response: ACCOUNT_KEYS_RESPONSE, errors: ['not_found'] },
+  { method: 'post', path: '/v1/account/keys', summary: 'Create a key for the account, e.g. one per environment (shown once; same tier and limits)', tier: 'free', body: newKeyBody, response: ACCOUNT_NEW_KEY_RESPONSE, status: 201, errors: ['not_found', 'conflict'] },
+  { method: 'post', path: '/v1/account/keys/:id/rotate', summary: 'Rotate a key: revoke it and issue its replacement in one step (the new key shown once; the old one refused at once)', tier: 'free', params: keyParams, response: ACCOUNT_NEW_KEY_RESPONSE, status: 201, errors: ['not_found'] },
+  { method: 'delete', path: '/v1/account/keys/:id', summary: "Revoke a key (never the account's last one: rotate it instead)", tier: 'free', params: keyParams, response: ACCOUNT_REVOKED_KEY_RESPONSE, errors: ['not_found', 'conflict'] },
 ];
 
 const ONCE = 'Store this key now: it is shown only once and cannot be retrieved again. Send it in the X-API-Key header.';

@@ -42,6 +42,7 @@ export const operations: Operation[] = [
     query,
     response: STREAM_EVENT,
     contentType: 'text/event-stream',
+    errors: ['tier_restricted'],
   },
 ];
 
