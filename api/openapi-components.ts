@@ -93,13 +93,13 @@ export const ERROR_SCHEMA_REF = ref('schemas', 'Error');
 export const responseRef = (name: string) => ref('responses', name);
 
 export const SECURITY_SCHEMES = {
-  ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key, `afr_live_` and 32 letters or digits. POST /v1/auth/free-key issues a Free one at once.' },
+  apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key, `afr_live_` and 32 letters or digits. POST /v1/auth/free-key issues a Free one at once.' },
 } as const;
 
 /** With GATEWAY_SECRET set: a marketplace gateway authenticates its users instead of X-API-Key (api/middleware/auth.ts). */
 export const GATEWAY_SCHEMES = {
-  GatewaySecret: { type: 'apiKey', in: 'header', name: 'X-RapidAPI-Proxy-Secret', description: "The marketplace gateway's shared secret; with X-RapidAPI-User it stands in for X-API-Key." },
-  GatewayUser: {
+  gatewaySecret: { type: 'apiKey', in: 'header', name: 'X-RapidAPI-Proxy-Secret', description: "The marketplace gateway's shared secret; with X-RapidAPI-User it stands in for X-API-Key." },
+  gatewayUser: {
     type: 'apiKey',
     in: 'header',
     name: 'X-RapidAPI-User',

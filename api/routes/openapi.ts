@@ -99,7 +99,7 @@ const withExamples = (examples: Readonly<Record<string, Example>> | undefined) =
 
 export function buildOpenApi(all: readonly Operation[], opts: OpenApiOptions): object {
   const examples = opts.examples ?? (EXAMPLES as ExamplesFile);
-  const security = opts.gateway ? [{ ApiKey: [] }, { GatewaySecret: [], GatewayUser: [] }] : [{ ApiKey: [] }];
+  const security = opts.gateway ? [{ apiKey: [] }, { gatewaySecret: [], gatewayUser: [] }] : [{ apiKey: [] }];
   const paths: Record<string, Record<string, unknown>> = {};
   const schemas: Record<string, object> = { Error: { ...SCHEMAS.ERROR, description: 'Every error: a machine code, a message for people, the HTTP status.' } };
   const used = new Map<string, Set<ErrorCode>>(); // response key -> codes documented under it
