@@ -20,7 +20,7 @@ const RETRY_MS = 5_000;
 export class EventStream {
   private readonly heartbeat: NodeJS.Timeout;
   private closed = false;
-  onRefresh: (version: number) => void = () => {};
+  onRefresh: (version: number) => void | Promise<void> = () => {};
   private readonly closeHandlers: (() => void)[] = [];
 
   constructor(private readonly body: PassThrough) {
@@ -53,7 +53,7 @@ export class EventStream {
 
 export class EventStreams {
   private readonly open = new Set<EventStream>();
-  private readonly perOwner = new Map<string, number>();
+  private readonly perOwner = new Map<string, Set<EventStream>>();
   private listening = false;
 
   constructor(private readonly deps: AppDeps) {}
@@ -63,7 +63,7 @@ export class EventStreams {
    * (429 beyond it: `capMessage` says why). 503 when the process holds MAX_STREAMS already.
    */
   start(ctx: AppContext, owner: string, maxForOwner: number, capMessage: string): EventStream {
-    if ((this.perOwner.get(owner) ?? 0) >= maxForOwner) {
+    if (this.count(owner) >= maxForOwner) {
       throw new ApiError(429, 'rate_limit_exceeded', capMessage, { 'Retry-After': String(RETRY_MS / 1000) });
     }
     if (this.open.size >= MAX_STREAMS) throw unavailable('Too many open streams on this server; retry shortly.', 30);
@@ -82,12 +82,13 @@ export class EventStreams {
 
     const stream = new EventStream(body);
     this.open.add(stream);
-    this.perOwner.set(owner, (this.perOwner.get(owner) ?? 0) + 1);
+    const owned = this.perOwner.get(owner) ?? new Set<EventStream>();
+    owned.add(stream);
+    this.perOwner.set(owner, owned);
     stream.onClose(() => {
       this.open.delete(stream);
-      const left = (this.perOwner.get(owner) ?? 1) - 1;
-      if (left > 0) this.perOwner.set(owner, left);
-      else this.perOwner.delete(owner);
+      owned.delete(stream);
+      if (owned.size === 0 && this.perOwner.get(owner) === owned) this.perOwner.delete(owner);
     });
     // the client went away (or the server ended the response)
     ctx.res.once('close', () => stream.close());
@@ -96,7 +97,12 @@ export class EventStreams {
 
   /** How many streams `owner` holds open here. */
   count(owner: string): number {
-    return this.perOwner.get(owner) ?? 0;
+    return this.perOwner.get(owner)?.size ?? 0;
+  }
+
+  /** Ends `owner`'s streams (its key was revoked). */
+  closeOwner(owner: string): void {
+    for (const stream of [...(this.perOwner.get(owner) ?? [])]) stream.close();
   }
 
   closeAll(): void {
@@ -108,12 +114,12 @@ export class EventStreams {
     this.listening = true;
     this.deps.snapshot.events.on('refreshed', (version: number) => {
       for (const stream of this.open) {
-        try {
-          stream.onRefresh(version);
-        } catch (err) {
-          this.deps.log.warn({ err }, 'event stream push failed');
-          stream.close();
-        }
+        Promise.resolve()
+          .then(() => stream.onRefresh(version))
+          .catch((err: unknown) => {
+            this.deps.log.warn({ err }, 'event stream push failed');
+            stream.close();
+          });
       }
     });
   }

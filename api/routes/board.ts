@@ -27,7 +27,7 @@ const SILENT_AFTER_MS = 3 * 5 * 60_000;
 const SLOT = '5 minutes';
 
 export const operations: Operation[] = [
-  { method: 'get', path: '/v1/board', summary: "Every pair's live rate with the free tier's fields (public, cached; 60 requests a minute per address)", tier: null, query, response: BOARD_RESPONSE },
+  { method: 'get', path: '/v1/board', summary: "Every pair's live rate with the free tier's fields (public, cached; 60 requests a minute per address)", tier: null, query, response: BOARD_RESPONSE, errors: ['rate_limit_exceeded'] },
   {
     method: 'get',
     path: '/v1/board/stream',
@@ -36,6 +36,7 @@ export const operations: Operation[] = [
     query,
     response: BOARD_RESPONSE,
     contentType: 'text/event-stream',
+    errors: ['rate_limit_exceeded'],
   },
   {
     method: 'get',
@@ -44,6 +45,7 @@ export const operations: Operation[] = [
     tier: null,
     query,
     response: PUBLIC_STATUS_RESPONSE,
+    errors: ['rate_limit_exceeded'],
   },
 ];
 

@@ -80,7 +80,13 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       }
       return JSON.stringify({ data, meta: { request_id: ctx.state.requestId, timestamp: timestamp(now) } } satisfies StreamEvent);
     };
-    stream.onRefresh = (version) => stream.send(version, 'rates', event());
+    // a key revoked while its stream is open: the stream ends at the next refresh (at once when
+    // revoked through the account endpoints, which close it themselves)
+    const apiKey = ctx.get('X-API-Key').trim();
+    stream.onRefresh = async (version) => {
+      if (apiKey && !(await deps.keys.authenticate(apiKey))) return stream.close();
+      stream.send(version, 'rates', event());
+    };
     if (missed(lastEventId(ctx), deps.snapshot.version)) stream.send(deps.snapshot.version, 'rates', event());
   });
 }

@@ -1,0 +1,160 @@
+// GET /v1/rates/stream: live rates as Server-Sent Events after every snapshot refresh, resumed with
+// Last-Event-ID, capped per key and tier, gated like /v1/rates/live, one request when opened, and
+// ended when its key is revoked or the server stops.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Ajv } from 'ajv';
+import { STREAM_EVENT } from '../../api/schemas.js';
+import { startTestApi, type TestApi } from '../support/api.js';
+import { openStream, type SseReader } from './sse-client.js';
+
+let t: TestApi;
+const open: SseReader[] = [];
+const ajv = new Ajv({ strict: false, allErrors: true });
+const validEvent = ajv.compile(STREAM_EVENT);
+
+async function stream(query: string, key: string | null, headers: Record<string, string> = {}): Promise<SseReader> {
+  const s = await openStream(`${t.api.url}/v1/rates/stream?${query}`, { ...(key ? { 'X-API-Key': key } : {}), ...headers });
+  open.push(s);
+  return s;
+}
+
+beforeAll(async () => {
+  t = await startTestApi();
+});
+afterAll(async () => {
+  for (const s of open) s.close();
+  await t?.close();
+});
+
+describe('GET /v1/rates/stream', () => {
+  it('sends the current rates at once, then an event with a larger id after each snapshot refresh', async () => {
+    const s = await stream('pairs=BTCNGN,ETHNGN', await t.key('builder'));
+    expect(s.status).toBe(200);
+    expect(s.headers.get('content-type')).toContain('text/event-stream');
+    const first = await s.next();
+    expect(first?.event).toBe('rates');
+    expect(Number(first!.id)).toBe(t.api.deps.snapshot.version);
+    const body = JSON.parse(first!.data);
+    expect(validEvent(body), JSON.stringify(validEvent.errors)).toBe(true);
+    expect(Object.keys(body.data).sort()).toEqual(['BTCNGN', 'ETHNGN']);
+
+    expect(await s.next(300)).toBeNull(); // nothing until the snapshot moves
+    await t.api.deps.snapshot.refresh();
+    const second = await s.next();
+    expect(second?.event).toBe('rates');
+    expect(Number(second!.id)).toBeGreaterThan(Number(first!.id));
+    expect(JSON.parse(second!.data).data.BTCNGN.rate).toBeTypeOf('number');
+    s.close();
+  });
+
+  it('resumes with Last-Event-ID: the current state only if the client missed a refresh', async () => {
+    const key = await t.key('professional');
+    const version = t.api.deps.snapshot.version;
+    const upToDate = await stream('pairs=BTCNGN', key, { 'Last-Event-ID': String(version) });
+    expect(await upToDate.next(400)).toBeNull();
+    expect(upToDate.raw()).toContain('retry:'); // the stream is open, just quiet
+    upToDate.close();
+
+    const behind = await stream('pairs=BTCNGN', key, { 'Last-Event-ID': String(version - 1) });
+    const event = await behind.next();
+    expect(Number(event?.id)).toBe(version);
+    behind.close();
+
+    const garbage = await stream('pairs=BTCNGN', key, { 'Last-Event-ID': 'not-an-id' });
+    expect(Number((await garbage.next())?.id)).toBe(version); // unknown id: treated as never seen
+    garbage.close();
+  });
+
+  it('caps open streams per key by tier (Free: 1) and frees the slot when a stream closes', async () => {
+    const key = await t.key('free');
+    const first = await stream('pairs=BTCNGN', key);
+    expect(first.status).toBe(200);
+    const second = await stream('pairs=BTCNGN', key);
+    expect(second.status).toBe(429);
+    const error = await second.json();
+    expect(error).toMatchObject({ error: 'rate_limit_exceeded', status: 429 });
+    expect(error.message).toMatch(/1 open stream per key/);
+    first.close();
+    // the server notices the client went away
+    let again: SseReader | null = null;
+    for (let i = 0; i < 20 && again?.status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      again?.close();
+      again = await stream('pairs=BTCNGN', key);
+    }
+    expect(again?.status).toBe(200);
+    again?.close();
+  });
+
+  it("gates fields by the key's tier, like /v1/rates/live", async () => {
+    const free = await stream('pairs=BTCNGN', await t.key('free'));
+    const freeRate = JSON.parse((await free.next())!.data).data.BTCNGN;
+    expect(Object.keys(freeRate).sort()).toEqual(['calculation', 'data_freshness_seconds', 'data_quality', 'rate', 'sources', 'status']);
+    free.close();
+
+    const refused = await stream('pairs=BTCNGN&include_synthetic=true', await t.key('free'));
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ error: 'tier_restricted' });
+
+    const builder = await stream('pairs=BTCNGN&include_synthetic=true', await t.key('builder'));
+    const rate = JSON.parse((await builder.next())!.data).data.BTCNGN;
+    expect(rate.confidence).toBeTypeOf('number');
+    expect(rate.pricing.synthetic.method).toBe('cross_rate');
+    expect(rate.audit).toBeUndefined();
+    builder.close();
+
+    const audit = await stream('pairs=BTCNGN&include_audit=true', await t.key('builder'));
+    expect(audit.status).toBe(403);
+  });
+
+  it('counts opening as one request and answers bad input in the error shape', async () => {
+    const key = await t.key('builder');
+    const before = await t.get('/v1/pairs', key);
+    const remaining = Number(before.headers.get('x-ratelimit-remaining'));
+    const s = await stream('pairs=BTCNGN', key);
+    expect(Number(s.headers.get('x-ratelimit-remaining'))).toBe(remaining - 1);
+    await t.api.deps.snapshot.refresh(); // events are not requests
+    await s.next();
+    s.close();
+    expect(Number((await t.get('/v1/pairs', key)).headers.get('x-ratelimit-remaining'))).toBe(remaining - 2);
+
+    for (const [query, key2, status, code] of [
+      ['pairs=BTCNGN', null, 401, 'unauthorized'],
+      ['pairs=NOPE', key, 400, 'validation_error'],
+      ['', key, 400, 'validation_error'],
+      ['pairs=BTCNGN&interval=1h', key, 400, 'validation_error'],
+    ] as const) {
+      const bad = await stream(query, key2);
+      expect(bad.status, query).toBe(status);
+      expect(await bad.json()).toMatchObject({ error: code, status });
+    }
+  });
+
+  it('is not buffered by compression: events arrive to a client that accepts gzip', async () => {
+    const s = await stream('pairs=BTCNGN', await t.key('builder'), { 'Accept-Encoding': 'gzip' });
+    expect(s.headers.get('content-encoding')).toBeNull();
+    expect((await s.next())?.event).toBe('rates');
+    s.close();
+  });
+
+  it("ends when the stream's key is rotated away, at once", async () => {
+    const key = await t.key('builder');
+    const s = await stream('pairs=BTCNGN', key);
+    await s.next();
+    const keys = await t.get('/v1/account/keys', key);
+    const id = keys.body.keys[0].id;
+    const rotated = await t.post(`/v1/account/keys/${id}/rotate`, {}, { 'X-API-Key': key });
+    expect(rotated.status).toBe(201);
+    expect(await s.ended(2_000)).toBe(true);
+  });
+
+  it('a key revoked elsewhere (the key command) loses its stream at the next refresh', async () => {
+    const key = await t.key('builder');
+    const s = await stream('pairs=BTCNGN', key);
+    await s.next();
+    const id = (await t.get('/v1/account/keys', key)).body.keys[0].id;
+    await t.api.deps.keys.revoke(id);
+    await t.api.deps.snapshot.refresh();
+    expect(await s.ended(2_000)).toBe(true);
+  });
+});
