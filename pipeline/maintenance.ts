@@ -1,8 +1,9 @@
 // Storage of raw trades: compression (a policy set by the migrations) and retention (an operator
 // setting, TRADES_RETENTION_DAYS). On a server TimescaleDB's job scheduler runs both policies; the
 // embedded database has no background workers, so the pipeline runs the same jobs itself
-// (runStorageJobs), about once an hour. Retention drops raw trades only: candles are materialised
-// in the aggregates and stay (lib/db/migrate.ts refuses an aggregate rebuild that would lose them).
+// (runStorageJobs), about once an hour, with the VACUUM and ANALYZE that autovacuum would run.
+// Retention drops raw trades only: candles are materialised in the aggregates and stay
+// (lib/db/migrate.ts refuses an aggregate rebuild that would lose them).
 import type { Sql } from '../lib/db/connect.js';
 
 /** Sets (or removes, for null) the retention policy of raw trades to match the configuration. */
@@ -15,7 +16,11 @@ export async function configureRetention(sql: Sql, days: number | null): Promise
   if (days !== null) await sql`SELECT add_retention_policy('trades', drop_after => make_interval(days => ${days}))`;
 }
 
-/** Runs the trades hypertable's compression and retention jobs now; returns what ran. */
+/**
+ * Runs the trades hypertable's compression and retention jobs now, then what autovacuum does on a
+ * server: VACUUM (refreshes rewrite materialised rows; their dead versions must be reclaimed) and
+ * ANALYZE (the planner needs row counts). Returns what ran.
+ */
 export async function runStorageJobs(sql: Sql): Promise<{ job: string; ms: number }[]> {
   const jobs = await sql<{ job_id: number; proc_name: string }[]>`
     SELECT job_id, proc_name FROM timescaledb_information.jobs
@@ -27,5 +32,8 @@ export async function runStorageJobs(sql: Sql): Promise<{ job: string; ms: numbe
     await sql`CALL run_job(${job_id})`;
     ran.push({ job: proc_name, ms: Math.round(performance.now() - started) });
   }
+  const started = performance.now();
+  await sql`VACUUM (ANALYZE)`;
+  ran.push({ job: 'vacuum_analyze', ms: Math.round(performance.now() - started) });
   return ran;
 }

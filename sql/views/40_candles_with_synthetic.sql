@@ -13,7 +13,10 @@
 -- never a generic plan (whose guessed row counts turned the FX join into 8 million comparisons,
 -- 1.3 s), and planned as a query that names the aggregates, so TimescaleDB replaces their watermark
 -- function with a constant (inlined into a caller's query it stayed a call per row: 80 ms for
--- 10,000 rows). Read by: GET /v1/rates/historical (candle_page), premium_series, certificates.
+-- 10,000 rows). Every join here is between lists of buckets of like size, so hash and merge joins are
+-- always right: nested loops are switched off, because without table statistics (the embedded
+-- database has no autovacuum to gather them) the planner guessed 7 rows and joined 10,000 x 10,000
+-- (35 s). Read by: GET /v1/rates/historical (candle_page), premium_series, certificates.
 DROP VIEW IF EXISTS candles_with_synthetic CASCADE;
 DROP FUNCTION IF EXISTS candles_with_synthetic(text, text, timestamptz, timestamptz, integer) CASCADE;
 DROP FUNCTION IF EXISTS candle_page(text, text, timestamptz, timestamptz, integer) CASCADE;
@@ -61,7 +64,9 @@ RETURNS TABLE ("interval" text, bucket timestamptz, pair text, base text, quote 
                vwap numeric, first_trade_at timestamptz, last_trade_at timestamptz,
                usd_price numeric, units_per_usd numeric, fx_fresh_sources integer,
                synthetic_price numeric, premium numeric, premium_pct numeric)
-LANGUAGE plpgsql STABLE AS $fn$
+LANGUAGE plpgsql STABLE
+SET enable_nestloop = off
+AS $fn$
 DECLARE
   v_base text;
   v_quote text;
@@ -90,7 +95,9 @@ END $fn$;
 CREATE FUNCTION candle_page(p_interval text, p_pair text, p_from timestamptz, p_to timestamptz, p_limit integer)
 RETURNS TABLE (t text, open float8, high float8, low float8, close float8, vwap float8, volume float8,
                synthetic float8, venues integer, venue_min float8, venue_max float8, venue_mean float8)
-LANGUAGE plpgsql STABLE AS $fn$
+LANGUAGE plpgsql STABLE
+SET enable_nestloop = off
+AS $fn$
 DECLARE
   v_base text;
   v_quote text;
