@@ -234,7 +234,7 @@ describe('a TypeScript client generated from the document (openapi-typescript, o
       `  const live = await api.GET('/v1/rates/live', { params: { query: { pairs: 'BTCNGN', include_sources: true } } });`,
       `  const rate: number | undefined = live.data?.data['BTCNGN']?.rate;`,
       `  const weights: number[] | undefined = live.data?.data['BTCNGN']?.pricing?.exchange?.sources.map((s) => s.weight);`,
-      `  const page = await api.GET('/v1/rates/historical', { params: { query: { pair: 'BTCZAR', start: '${new Date().toISOString().slice(0, 10)}', end: '${new Date().toISOString().slice(0, 10)}', interval: '5m', limit: 2 } } });`,
+      `  const page = await api.GET('/v1/rates/historical', { params: { query: { pair: 'BTCZAR', start: '${new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)}', end: '${new Date().toISOString().slice(0, 10)}', interval: '5m', limit: 2 } } });`,
       `  const cursor: string | null | undefined = page.data?.meta.next_cursor;`,
       `  const missing = await api.GET('/v1/rates/eod', { params: { query: { pair: 'BTCNGN', date: '2020-01-02' } } });`,
       `  const code: string | undefined = missing.error?.error;`,

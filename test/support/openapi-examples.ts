@@ -99,7 +99,7 @@ async function* callsFor(t: TestApi): AsyncGenerator<Call, void, Captured> {
   if (idle) yield fail('getRatesLive', 'service_unavailable', 503, 'free', `/v1/rates/live?pairs=${idle}`);
   yield ok('getRatesMarkets', 'builder', 'builder', '/v1/rates/markets');
   yield ok('getRatesHistorical', 'free', 'free', `/v1/rates/historical?pair=BTCNGN&start=${day(-1)}&end=${day(0)}&limit=2`);
-  yield ok('getRatesHistorical', 'builder', 'builder', `/v1/rates/historical?pair=BTCZAR&start=${day(0)}&end=${day(0)}&interval=5m&limit=2`);
+  yield ok('getRatesHistorical', 'builder', 'builder', `/v1/rates/historical?pair=BTCZAR&start=${day(-1)}&end=${day(0)}&interval=5m&limit=2`);
   yield fail('getRatesHistorical', 'interval_not_available', 403, 'free', `/v1/rates/historical?pair=BTCNGN&start=${day(0)}&end=${day(0)}&interval=5m`);
   yield fail('getRatesHistorical', 'history_limit_exceeded', 403, 'free', `/v1/rates/historical?pair=BTCNGN&start=${day(-45)}&end=${day(0)}`);
   yield ok('getRatesEod', 'example', 'free', `/v1/rates/eod?pair=BTCNGN&date=${day(-1)}`);
