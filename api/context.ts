@@ -8,6 +8,7 @@ import type { Tier } from './tiers.js';
 import type { KeyStore } from './keys/store.js';
 import type { RateLimiter } from './limits/limiter.js';
 import type { LiveSnapshot } from './live/snapshot.js';
+import type { LiveJsonCache } from './live/cache.js';
 import type { RequestMetrics } from './middleware/metrics.js';
 import type { CertificateSigner } from './certificates/signer.js';
 import type { Redis } from 'ioredis';
@@ -42,6 +43,8 @@ export interface AppDeps {
   readonly keys: KeyStore;
   readonly limiter: RateLimiter;
   readonly snapshot: LiveSnapshot;
+  /** The snapshot's rates as JSON, made once per pair, presentation and second. */
+  readonly liveJson: LiveJsonCache;
   readonly metrics: RequestMetrics;
   readonly signer: CertificateSigner;
   readonly startedAt: Date;

@@ -12,6 +12,7 @@ import type { AppDeps, PairInfo } from './context.js';
 import { KeyStore } from './keys/store.js';
 import { RateLimiter } from './limits/limiter.js';
 import { LiveSnapshot } from './live/snapshot.js';
+import { LiveJsonCache } from './live/cache.js';
 import { RequestMetrics } from './middleware/metrics.js';
 import { closeStreams } from './sse.js';
 
@@ -31,6 +32,7 @@ export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { s
   const redis = opts.redis !== undefined ? opts.redis : config.redisUrl ? connectRedis(config.redisUrl, log) : null;
   const pairs = await sql<PairInfo[]>`SELECT pair, base, quote FROM pairs WHERE visibility = 'public' ORDER BY pair`;
   const snapshot = opts.snapshot ?? new LiveSnapshot(sql, log);
+  const signer = opts.signer ?? createSigner({ hmacSecret: config.certSecret, ed25519PrivateKeyPem: config.certEd25519Key, keyDir: path.join(config.varDir, 'keys') });
   return {
     config,
     log,
@@ -40,7 +42,8 @@ export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { s
     limiter: new RateLimiter(sql, redis, log, opts.now, opts.namespace),
     snapshot,
     metrics: new RequestMetrics(),
-    signer: opts.signer ?? createSigner({ hmacSecret: config.certSecret, ed25519PrivateKeyPem: config.certEd25519Key, keyDir: path.join(config.varDir, 'keys') }),
+    signer,
+    liveJson: new LiveJsonCache(snapshot, signer),
     startedAt: new Date(),
     pairs: new Map(pairs.map((p) => [p.pair, p])),
   };

@@ -1,9 +1,8 @@
 // GET /v1/rates/live and GET /v1/rates/markets: served from the in-memory snapshot, no database.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { unavailable, validationError } from '../errors.js';
-import { presentLive, assess } from '../live/present.js';
 import { knownPair, meta, requireTier, type Operation } from '../operation.js';
-import { LIVE_RESPONSE, MARKETS_RESPONSE, type LiveResponse, type MarketsResponse } from '../schemas.js';
+import { LIVE_RESPONSE, MARKETS_RESPONSE } from '../schemas.js';
 import { BOOL, parseQuery } from '../validate.js';
 import { isLive } from '../verification.js';
 
@@ -44,37 +43,31 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     if (names.length > MAX_PAIRS) throw validationError(`query parameter 'pairs' lists more than ${MAX_PAIRS} pairs`);
     const pairs = names.map((n) => knownPair(deps, n, 'pairs').pair);
 
-    const now = new Date();
-    const data: LiveResponse['data'] = {};
+    const presentation = { tier, includeSynthetic: q.include_synthetic, includeSources: q.include_sources, includeAudit: q.include_audit, market: deps.snapshot.market ?? deps.config.market };
+    const now = Date.now();
+    const parts: string[] = [];
     let anyFresh = false;
     for (const pair of pairs) {
-      const entry = deps.snapshot.get(pair);
-      if (!entry) continue;
-      const a = assess(entry, now);
-      if (isLive(a.ageSeconds)) anyFresh = true;
-      if (q.min_confidence !== undefined && a.confidence < q.min_confidence) continue;
-      data[pair] = presentLive(
-        entry,
-        { tier, includeSynthetic: q.include_synthetic, includeSources: q.include_sources, includeAudit: q.include_audit, now, signer: deps.signer, market: deps.snapshot.market ?? deps.config.market },
-        a,
-      );
+      const presented = deps.liveJson.rate(pair, presentation, now);
+      if (!presented) continue;
+      if (isLive(presented.assessment.ageSeconds)) anyFresh = true;
+      if (q.min_confidence !== undefined && presented.assessment.confidence < q.min_confidence) continue;
+      parts.push(`${JSON.stringify(pair)}:${presented.json}`);
     }
     if (!anyFresh) throw unavailable(`No data newer than 60 minutes for ${pairs.join(', ')}; retry shortly.`, 60);
-    ctx.body = { data, meta: meta(ctx, started) } satisfies LiveResponse;
+    // the rates are JSON already (made once a second, api/live/cache.ts): only meta is new
+    ctx.type = 'application/json';
+    ctx.body = `{"data":{${parts.join(',')}},"meta":${JSON.stringify(meta(ctx, started))}}`;
   });
 
   router.get('/v1/rates/markets', async (ctx: AppContext) => {
     const started = performance.now();
     requireTier(ctx, 'builder', 'GET /v1/rates/markets');
     parseQuery(marketsQuery, ctx.query);
-    const now = new Date();
-    const data: MarketsResponse['data'] = {};
-    for (const entry of deps.snapshot.all()) {
-      const a = assess(entry, now);
-      if (!isLive(a.ageSeconds)) continue; // active pairs only
-      data[entry.pair] = presentLive(entry, { tier: ctx.state.customer!.tier, now, signer: deps.signer }, a);
-    }
-    if (Object.keys(data).length === 0) throw unavailable('No pair has data newer than 60 minutes; retry shortly.', 60);
-    ctx.body = { meta: { ...meta(ctx, started), pair_count: Object.keys(data).length }, data } satisfies MarketsResponse;
+    // active pairs only, made once a second per tier (api/live/cache.ts)
+    const data = deps.liveJson.marketsData(ctx.state.customer!.tier, Date.now(), (a) => isLive(a.ageSeconds));
+    if (data.count === 0) throw unavailable('No pair has data newer than 60 minutes; retry shortly.', 60);
+    ctx.type = 'application/json';
+    ctx.body = `{"meta":${JSON.stringify({ ...meta(ctx, started), pair_count: data.count })},"data":${data.json}}`;
   });
 }

@@ -65,7 +65,7 @@ function send(op: Operation, params: Record<string, string>, query: Record<strin
 }
 
 function expectContractError(res: HttpResult, what: string) {
-  const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body);
+  const text = typeof res.body === 'string' ? res.body : (JSON.stringify(res.body) ?? '');
   expect(res.status >= 500 && !(res.status === 503 && res.body?.error === 'service_unavailable'), `${what} -> ${res.status} ${text.slice(0, 200)}`).toBe(false);
   if (res.status === 503) expect(res.headers.get('retry-after'), what).toMatch(/^\d+$/);
   expect(text, what).not.toMatch(/SELECT |INSERT |\bat .*\.(ts|js):\d+|PostgresError|node_modules/);

@@ -1,0 +1,82 @@
+// Live rates as JSON text, made once per pair, presentation and second, and reused by every
+// request in that second: a live or markets request then costs a lookup per pair, not an
+// assessment, an object and its serialisation. Presentations are worked out at the whole second
+// (ages are whole seconds), so every request of one second sees the same values, and a snapshot
+// refresh (a new version) starts afresh.
+import type { CertificateSigner } from '../certificates/signer.js';
+import type { Tier } from '../tiers.js';
+import { assess, presentLive, type Assessment } from './present.js';
+import type { LiveEntry, LiveSnapshot } from './snapshot.js';
+
+export interface Presentation {
+  readonly tier: Tier;
+  readonly includeSynthetic?: boolean;
+  readonly includeSources?: boolean;
+  readonly includeAudit?: boolean;
+  readonly market?: 'real' | 'simulated';
+}
+
+export interface PresentedRate {
+  readonly entry: LiveEntry;
+  readonly assessment: Assessment;
+  /** The contract's live rate object as JSON text. */
+  readonly json: string;
+}
+
+export class LiveJsonCache {
+  private second = -1;
+  private version = -1;
+  private readonly rates = new Map<string, PresentedRate>();
+  private readonly markets = new Map<string, { json: string; count: number }>();
+
+  constructor(
+    private readonly snapshot: LiveSnapshot,
+    private readonly signer: CertificateSigner,
+  ) {}
+
+  /** The moment presentations are made for: now, to the whole second. */
+  static moment(nowMs: number): Date {
+    return new Date(Math.floor(nowMs / 1000) * 1000);
+  }
+
+  private current(nowMs: number): Date {
+    const second = Math.floor(nowMs / 1000);
+    if (second !== this.second || this.snapshot.version !== this.version) {
+      this.second = second;
+      this.version = this.snapshot.version;
+      this.rates.clear();
+      this.markets.clear();
+    }
+    return new Date(second * 1000);
+  }
+
+  /** One pair's presented rate, or undefined when the snapshot has none for it. */
+  rate(pair: string, p: Presentation, nowMs: number): PresentedRate | undefined {
+    const now = this.current(nowMs);
+    const key = `${pair}|${p.tier}|${p.includeSynthetic ? 1 : 0}${p.includeSources ? 1 : 0}${p.includeAudit ? 1 : 0}|${p.market ?? ''}`;
+    let hit = this.rates.get(key);
+    if (!hit) {
+      const entry = this.snapshot.get(pair);
+      if (!entry) return undefined;
+      const assessment = assess(entry, now);
+      hit = { entry, assessment, json: JSON.stringify(presentLive(entry, { ...p, now, signer: this.signer }, assessment)) };
+      this.rates.set(key, hit);
+    }
+    return hit;
+  }
+
+  /** `data` of GET /v1/rates/markets for a tier: every live pair, as JSON text, and how many. */
+  marketsData(tier: Tier, nowMs: number, isLive: (a: Assessment) => boolean): { json: string; count: number } {
+    this.current(nowMs);
+    const cached = this.markets.get(tier);
+    if (cached) return cached;
+    const parts: string[] = [];
+    for (const entry of this.snapshot.all()) {
+      const presented = this.rate(entry.pair, { tier }, nowMs)!;
+      if (isLive(presented.assessment)) parts.push(`${JSON.stringify(entry.pair)}:${presented.json}`);
+    }
+    const data = { json: `{${parts.join(',')}}`, count: parts.length };
+    this.markets.set(tier, data);
+    return data;
+  }
+}
