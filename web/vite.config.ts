@@ -33,7 +33,7 @@ export default defineConfig({
   root,
   base: '/',
   publicDir: path.join(root, 'public'),
-  logLevel: 'warn',
+  logLevel: 'error', // rollup's notes on third-party comments are noise
   build: {
     outDir,
     emptyOutDir: true,

@@ -46,6 +46,12 @@ export class CandleChart {
 
   /** Draws candles; the synthetic price and premium where the tier gives them (else hidden). */
   show(data: readonly Candle[]): { withSynthetic: boolean } {
+    // NGN prices run to nine digits: no decimals there, more for small prices
+    const close = data.at(-1)?.close ?? 0;
+    const precision = close >= 1000 ? 0 : close >= 1 ? 2 : 6;
+    const priceFormat = { type: 'price' as const, precision, minMove: 10 ** -precision };
+    this.candles.applyOptions({ priceFormat });
+    this.synthetic.applyOptions({ priceFormat });
     this.candles.setData(data.map((c) => ({ time: seconds(c.time), open: c.open, high: c.high, low: c.low, close: c.close })));
     const synthetic = data.filter((c) => typeof c.verification.synthetic_price === 'number');
     const premium = data.filter((c) => typeof c.verification.divergence_pct === 'number');
@@ -76,7 +82,14 @@ export class UsageChart {
 
   constructor(container: HTMLElement) {
     this.chart = createChart(container, { ...BASE, timeScale: { timeVisible: false }, handleScroll: false, handleScale: false });
-    this.series = this.chart.addSeries(HistogramSeries, { color: '#0b5d4b', priceFormat: { type: 'volume' } });
+    this.series = this.chart.addSeries(HistogramSeries, {
+      color: '#0b5d4b',
+      priceFormat: { type: 'volume' },
+      // requests are never negative: the scale starts at 0, also on a month with no request yet
+      autoscaleInfoProvider: (base: () => { priceRange: { minValue: number; maxValue: number } } | null) => ({
+        priceRange: { minValue: 0, maxValue: Math.max(1, base()?.priceRange.maxValue ?? 1) },
+      }),
+    });
   }
 
   show(days: readonly { date: string; requests: number }[]): void {

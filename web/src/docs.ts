@@ -20,6 +20,7 @@ async function start(): Promise<void> {
       hideClientButton: false,
       showDeveloperTools: 'never',
       documentDownloadType: 'json',
+      defaultOpenAllTags: true, // every operation listed in the sidebar
       persistAuth: false,
       theme: 'default',
       forceDarkModeState: 'light',

@@ -1,0 +1,222 @@
+// The web pages in real Chromium against a test API with market data: the board and its update
+// after a cycle, the free-key form, the dashboard (sign in, usage rising, create, rotate and revoke
+// keys with the old key refused, a drawn candle chart), the API reference listing every operation,
+// the status page listing every pair; each page at desktop and phone width with no accessibility
+// violation (axe-core), no console error and no request to another host. Screenshots go to
+// var/screenshots/.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { operations } from '../../api/routes/index.js';
+import { refreshAggregates } from '../../lib/db/refresh.js';
+import { insertTrades } from '../../pipeline/store.js';
+import { startTestApi, type TestApi } from '../support/api.js';
+import { axeViolations, canvasDrawn, ensureWebBuilt, launch, type Browser } from './browser.js';
+
+const SHOTS = path.resolve(import.meta.dirname, '../../var/screenshots');
+const KEY = /^afr_live_[0-9A-Za-z]{32}$/;
+const PHONE = { width: 390, height: 844 };
+
+let t: TestApi;
+let browser: Browser;
+let freeKey = '';
+
+beforeAll(async () => {
+  ensureWebBuilt();
+  fs.mkdirSync(SHOTS, { recursive: true });
+  [t, browser] = await Promise.all([startTestApi(), launch()]);
+  await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: t.api.url });
+}, 300_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+async function open(urlPath: string, size: { width: number; height: number } = { width: 1280, height: 900 }): Promise<Page> {
+  const page = await browser.page(size.width, size.height);
+  const res = await page.goto(`${t.api.url}${urlPath}`);
+  expect(res?.status()).toBe(200);
+  expect(res?.headers()['content-security-policy']).toContain("default-src 'self'");
+  return page;
+}
+
+/** No accessibility violation, at the width the page is open at. */
+async function accessible(page: Page): Promise<void> {
+  expect(await axeViolations(page)).toEqual([]);
+}
+
+async function shot(page: Page, name: string, fullPage = false): Promise<void> {
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage });
+}
+
+describe('the home page', () => {
+  it('shows every pair on the live board, accessibly, at desktop and phone width', async () => {
+    for (const [size, name] of [[undefined, 'home'], [PHONE, 'home-phone']] as const) {
+      const page = await open('/', size);
+      await page.waitForSelector('#board tbody tr[data-pair]');
+      const pairs = await page.$$eval('#board tbody tr', (rows) => rows.map((r) => (r as HTMLElement).dataset.pair));
+      expect(pairs.sort()).toEqual([...t.api.deps.pairs.keys()].sort());
+      expect(await page.textContent('#board tr[data-pair="BTCNGN"]')).toMatch(/NGN.*verified|caution|unverified/s);
+      await accessible(page);
+      await shot(page, name);
+      await page.close();
+    }
+  });
+
+  it('issues a free key through the form, shown once with a copy button', async () => {
+    const page = await open('/');
+    await page.fill('#fk-email', `web-${Date.now()}@example.test`);
+    await page.fill('#fk-name', 'Web Test');
+    await page.click('#free-key button[type=submit]');
+    await page.waitForSelector('#fk-result:not([hidden])');
+    freeKey = await page.inputValue('#fk-key');
+    expect(freeKey).toMatch(KEY);
+    await page.click('#fk-copy');
+    await expect.poll(() => page.textContent('#fk-copied')).toMatch(/Copied/);
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(freeKey);
+    expect((await t.get('/v1/rates/live?pairs=BTCNGN', freeKey)).status).toBe(200);
+    await page.close();
+  });
+
+  it('updates the board after a collection cycle', async () => {
+    const page = await open('/');
+    await page.waitForSelector('#board tbody tr[data-pair]');
+    const snapshot = await page.getAttribute('#board', 'data-snapshot');
+    const rate = await page.textContent('#board tr[data-pair="BTCNGN"] td:nth-child(2)');
+    // a cycle: new trades well above the market, candles refreshed, the snapshot rebuilt
+    const now = Date.now();
+    const trades = ['luno', 'quidax'].flatMap((exchange) =>
+      Array.from({ length: 5 }, (_, i) => ({ time: new Date(now - 5_000 + i), exchange, pair: 'BTCNGN', tradeId: `web-${exchange}-${now}-${i}`, price: 190_000_000, amount: 5, side: 'buy' as const })),
+    );
+    await insertTrades(t.db.sql, trades);
+    await refreshAggregates(t.db.sql);
+    await t.api.deps.snapshot.refresh();
+    await expect.poll(() => page.getAttribute('#board', 'data-snapshot'), { timeout: 10_000 }).not.toBe(snapshot);
+    expect(await page.textContent('#board tr[data-pair="BTCNGN"] td:nth-child(2)')).not.toBe(rate);
+    await page.close();
+  });
+});
+
+describe('the dashboard', () => {
+  let page: Page;
+  let builderKey = '';
+
+  const minuteUsed = async () => Number(await page.getAttribute('#minute-text', 'data-used'));
+  const keyRows = () => page.$$eval('#keys tbody tr', (rows) => rows.map((r) => (r as HTMLElement).dataset.keyId));
+
+  it('signs in with a key kept in sessionStorage only, and shows tier, limits and usage', async () => {
+    builderKey = await t.key('builder');
+    page = await open('/dashboard');
+    await accessible(page); // the sign-in form
+    await page.fill('#signin-key', builderKey);
+    await page.click('#signin-form button[type=submit]');
+    await page.waitForSelector('#account:not([hidden])');
+    expect(await page.textContent('#plan')).toMatch(/Builder/);
+    expect(await page.evaluate(() => sessionStorage.getItem('afrates.apiKey'))).toBe(builderKey);
+    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    expect(await minuteUsed()).toBeGreaterThan(0);
+  });
+
+  it('shows usage rising after an API call', async () => {
+    const before = await minuteUsed();
+    await page.click('#try-call');
+    await expect.poll(minuteUsed).toBeGreaterThan(before);
+    expect(await page.textContent('#try-result')).toContain('"BTCNGN"');
+  });
+
+  it('draws a candlestick chart of the chosen pair with the synthetic price', async () => {
+    await page.waitForSelector('#candles[data-candles]');
+    expect(Number(await page.getAttribute('#candles', 'data-candles'))).toBeGreaterThan(0);
+    await expect.poll(() => canvasDrawn(page, '#candles')).toBe(true);
+    expect(await page.textContent('#chart-note')).toMatch(/synthetic price/);
+    await page.waitForSelector('#live [data-live-rate]'); // the key's stream
+    await page.selectOption('#chart-interval', '5m');
+    await expect.poll(() => page.textContent('#chart-note')).toMatch(/5m candles/);
+    await expect.poll(() => canvasDrawn(page, '#candles')).toBe(true);
+    await accessible(page);
+    await shot(page, 'dashboard', true);
+  });
+
+  it('creates a key, rotates it (the old one refused at once) and revokes one', async () => {
+    await page.fill('#new-key-label', 'staging');
+    await page.click('#new-key button[type=submit]');
+    await page.waitForSelector('#issued:not([hidden])');
+    const staging = await page.inputValue('#issued-key');
+    expect(staging).toMatch(KEY);
+    await expect.poll(keyRows).toHaveLength(2);
+    expect((await t.get('/v1/pairs', staging)).status).toBe(200);
+
+    const stagingId = (await keyRows())[1]!;
+    await page.click(`#keys tr[data-key-id="${stagingId}"] button[data-action=rotate]`);
+    await expect.poll(() => page.inputValue('#issued-key')).not.toBe(staging);
+    const replacement = await page.inputValue('#issued-key');
+    expect(replacement).toMatch(KEY);
+    expect((await t.get('/v1/pairs', staging)).status).toBe(401);
+    expect((await t.get('/v1/pairs', replacement)).status).toBe(200);
+    await expect.poll(async () => (await keyRows()).includes(stagingId)).toBe(false);
+
+    // two rows now: this session's key and the replacement; revoke the replacement
+    const current = await page.getAttribute('#keys tbody tr:has-text("this session")', 'data-key-id');
+    const toRevoke = (await keyRows()).find((id) => id !== current)!;
+    await page.click(`#keys tr[data-key-id="${toRevoke}"] button[data-action=revoke]`);
+    await expect.poll(keyRows).toHaveLength(1);
+    expect((await t.get('/v1/pairs', replacement)).status).toBe(401);
+    expect((await t.get('/v1/pairs', builderKey)).status).toBe(200);
+  });
+
+  it('works at phone width, and a free key sees the candles without the paid fields', async () => {
+    await page.close();
+    page = await open('/dashboard', PHONE);
+    await page.evaluate((k) => sessionStorage.setItem('afrates.apiKey', k), freeKey);
+    await page.reload();
+    await page.waitForSelector('#account:not([hidden])');
+    expect(await page.textContent('#plan')).toMatch(/Free/);
+    await page.waitForSelector('#candles[data-candles]');
+    expect(await page.textContent('#chart-note')).toMatch(/Builder tier and up/);
+    await expect.poll(() => canvasDrawn(page, '#candles')).toBe(true);
+    await accessible(page);
+    await shot(page, 'dashboard-phone');
+    await page.close();
+  });
+});
+
+describe('the API reference', () => {
+  it('renders /v1/openapi.json with every operation, from this origin only', async () => {
+    const page = await open('/docs');
+    await page.waitForSelector('#reference aside', { timeout: 30_000 });
+    for (const op of operations) {
+      await expect.poll(() => page.locator('#reference aside').getByText(op.summary, { exact: true }).count(), { message: op.summary }).toBeGreaterThan(0);
+    }
+    await accessible(page);
+    await shot(page, 'docs');
+    await page.close();
+  });
+});
+
+describe('the status page', () => {
+  it('lists every pair with its sources, and recent cycles', async () => {
+    for (const [size, name] of [[undefined, 'status'], [PHONE, 'status-phone']] as const) {
+      const page = await open('/status', size);
+      await page.waitForSelector('#pairs tbody tr[data-pair]');
+      const pairs = await page.$$eval('#pairs tbody tr', (rows) => rows.map((r) => (r as HTMLElement).dataset.pair));
+      expect(pairs.sort()).toEqual([...t.api.deps.pairs.keys()].sort());
+      expect(await page.textContent('#pairs tr[data-pair="BTCZAR"]')).toMatch(/binance, luno, valr/);
+      expect(await page.locator('#cycles tbody tr').count()).toBeGreaterThan(0);
+      await accessible(page);
+      await shot(page, name);
+      await page.close();
+    }
+  });
+});
+
+describe('every page', () => {
+  it('made no request to another host, never put a key in a URL, and logged no console error', () => {
+    const origin = new URL(t.api.url).origin;
+    expect(browser.requests.length).toBeGreaterThan(20);
+    expect(browser.requests.filter((u) => !u.startsWith('data:') && !u.startsWith('blob:') && new URL(u).origin !== origin)).toEqual([]);
+    expect(browser.requests.filter((u) => u.includes('afr_live_'))).toEqual([]);
+    expect(browser.errors).toEqual([]);
+  });
+});
