@@ -44,6 +44,21 @@ function readBody(parse: Koa.Middleware): Koa.Middleware<AppState> {
   };
 }
 
+/** Whether a route serves a method and path: memoised, since it is asked on every request. */
+function routeExists(router: Router<AppState>): (path: string, method: string) => boolean {
+  const known = new Map<string, boolean>();
+  return (path, method) => {
+    const key = `${method} ${path}`;
+    let exists = known.get(key);
+    if (exists === undefined) {
+      exists = router.match(path, method).route;
+      if (known.size >= 10_000) known.clear(); // bounded: paths carry parameters
+      known.set(key, exists);
+    }
+    return exists;
+  };
+}
+
 export function createApp(deps: AppDeps): Koa<AppState> {
   const router = new Router<AppState>();
   for (const m of routeModules) m.mount(router, deps);
@@ -62,7 +77,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(serializeJson());
   app.use(authenticate(deps.keys, deps.config.gatewaySecret));
   app.use(rateLimit(deps.limiter, NOT_LIMITED));
-  app.use(requireKey(NO_KEY, (path, method) => router.match(path, method).route));
+  app.use(requireKey(NO_KEY, routeExists(router)));
   app.use(readBody(bodyParser({ enableTypes: ['json'], jsonLimit: '16kb', encoding: 'utf-8' })));
   app.use(router.routes());
   app.use(router.allowedMethods()); // 405 (or 501) with Allow: renderErrors puts it in the error shape

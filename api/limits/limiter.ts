@@ -122,23 +122,38 @@ export class RateLimiter {
     return Math.max(mine, theirs);
   }
 
+  /** The current minute's month and each tier's RateLimit-Policy, worked out once a minute. */
+  private window: { minute: number; month: ReturnType<typeof monthOf>; policy: Map<Tier, string> } | null = null;
+
+  private windowOf(now: number) {
+    const minute = Math.floor(now / MINUTE_MS);
+    if (this.window?.minute !== minute) {
+      const month = monthOf(now);
+      const policy = new Map<Tier, string>();
+      for (const [tier, rules] of Object.entries(TIER_RULES) as [Tier, (typeof TIER_RULES)[Tier]][]) {
+        const parts = [`"minute";q=${rules.perMinute};w=60`];
+        if (rules.perMonth !== null) parts.push(`"month";q=${rules.perMonth};w=${Math.round((month.next - month.start) / 1000)}`);
+        policy.set(tier, parts.join(', '));
+      }
+      this.window = { minute, month, policy };
+    }
+    return this.window;
+  }
+
   /** Counts one request of `subject`; throws 429 when over the minute's limit or the month's quota. */
   async consume(subject: LimitSubject): Promise<Decision> {
     const rules = TIER_RULES[subject.tier];
     const now = this.now();
-    const minute = Math.floor(now / MINUTE_MS);
+    const { minute, month, policy } = this.windowOf(now);
     const reset = ((minute + 1) * MINUTE_MS) / 1000;
     const secondsLeft = Math.max(1, reset - Math.floor(now / 1000));
-    const month = monthOf(now);
-    const policy = [`"minute";q=${rules.perMinute};w=60`];
-    if (rules.perMonth !== null) policy.push(`"month";q=${rules.perMonth};w=${Math.round((month.next - month.start) / 1000)}`);
 
     const used = await this.count(`${this.namespace}:minute:${subject.id}:${minute}`, (minute + 2) * MINUTE_MS);
     const headers: Record<string, string> = {
       'X-RateLimit-Limit': String(rules.perMinute),
       'X-RateLimit-Remaining': String(Math.max(0, rules.perMinute - used)),
       'X-RateLimit-Reset': String(reset),
-      'RateLimit-Policy': policy.join(', '),
+      'RateLimit-Policy': policy.get(subject.tier)!,
       RateLimit: `"minute";r=${Math.max(0, rules.perMinute - used)};t=${secondsLeft}`,
     };
     if (used > rules.perMinute) {

@@ -1,6 +1,8 @@
-// gzip for large JSON bodies, when the client accepts it. Compressed off the event loop (zlib's
-// thread pool) at a level chosen for latency: level 4 is within a few percent of level 9's size on
-// this JSON at a fraction of the time. Accept-Encoding is read as RFC 9110 says: `gzip;q=0` or
+// gzip for JSON bodies over 2 KB, when the client accepts it, at levels chosen for latency. Bodies
+// up to 64 KB are compressed right here at level 1 (about 8 us for a markets answer: cheaper than a
+// hop to zlib's thread pool and back, and half of level 4's time for a few more bytes); larger ones
+// in the thread pool at level 4 (within a few percent of level 9's size on this JSON at a fraction
+// of the time), so a 3 MB page never stalls the event loop. Accept-Encoding is read as RFC 9110 says: `gzip;q=0` or
 // `*;q=0` refuse it, and an unknown or malformed header just means identity.
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
@@ -9,7 +11,9 @@ import type { AppState } from '../context.js';
 
 const gzip = promisify(zlib.gzip);
 const THRESHOLD_BYTES = 2_048;
+const INLINE_MAX_BYTES = 65_536;
 export const GZIP_LEVEL = 4;
+const INLINE_GZIP_LEVEL = 1;
 
 /** Whether an Accept-Encoding header allows gzip. */
 export function acceptsGzip(header: string | undefined): boolean {
@@ -36,7 +40,7 @@ export function compress(): Koa.Middleware<AppState> {
     if (ctx.method === 'HEAD' || ctx.response.get('Content-Encoding') || !acceptsGzip(ctx.get('Accept-Encoding'))) return;
     const bytes = typeof body === 'string' ? Buffer.from(body) : body;
     if (bytes.length < THRESHOLD_BYTES) return;
-    ctx.body = await gzip(bytes, { level: GZIP_LEVEL });
+    ctx.body = bytes.length <= INLINE_MAX_BYTES ? zlib.gzipSync(bytes, { level: INLINE_GZIP_LEVEL }) : await gzip(bytes, { level: GZIP_LEVEL });
     ctx.set('Content-Encoding', 'gzip');
   };
 }
