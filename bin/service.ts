@@ -11,8 +11,7 @@ import { issueCertificates } from '../api/certificates/issue.js';
 import { createSigner } from '../api/certificates/signer.js';
 import { LiveSnapshot } from '../api/live/snapshot.js';
 import { buildDeps, startApi, type RunningApi } from '../api/server.js';
-import { Pipeline } from '../pipeline/runner.js';
-import { venues } from '../pipeline/venues/index.js';
+import type { Pipeline } from '../pipeline/runner.js';
 
 export interface Service {
   readonly db: Database;
@@ -61,6 +60,8 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
       closers.push(['admin endpoint', () => admin.close()]);
     }
     if (config.role !== 'api') {
+      // loaded only here: an API-only process (ROLE=api) never loads ccxt and the venues (~100 MB)
+      const [{ Pipeline }, { venues }] = await Promise.all([import('../pipeline/runner.js'), import('../pipeline/venues/index.js')]);
       pipeline = new Pipeline({
         config,
         log,

@@ -51,6 +51,27 @@ async function waitForUrl(proc: ChildProcess): Promise<string> {
   });
 }
 
+describe('an API-only process (ROLE=api)', () => {
+  it('serves without ever loading the collector (ccxt and the venues)', async () => {
+    const apiVar = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-api-only-'));
+    const proc = spawn(process.execPath, ['--import', 'tsx', '--import', './test/support/forbid-ccxt.mjs', 'bin/serve.ts'], {
+      cwd: root,
+      env: { ...env, ROLE: 'api', AFRATES_VAR_DIR: apiVar },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      const url = await waitForUrl(proc);
+      expect((await fetch(`${url}/v1/health`)).status).toBe(200);
+      const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+      proc.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      proc.kill('SIGKILL');
+      fs.rmSync(apiVar, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('the service process', () => {
   it('runs, issues keys through the running process, and stops cleanly on Ctrl-C', async () => {
     const [cmd, argv] = node('bin/serve.ts');
