@@ -77,7 +77,7 @@ function lines(): BackfillProgress & { stop(): void } {
 }
 
 const progress = process.stdout.isTTY ? bars() : lines();
-const pipeline = new Pipeline({ config, log, sql: db.sql, venues });
+const pipeline = new Pipeline({ config, log, sql: db.sql, venues, copyTrades: db.kind === 'server' });
 try {
   const report = await backfill(pipeline, db.sql, log, { pairs, from, to }, progress);
   progress.stop();

@@ -74,6 +74,8 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
         },
         // the embedded database has no job scheduler: the pipeline runs compression and retention
         runStorageJobs: db.kind === 'embedded',
+        // a server takes COPY; the embedded database's socket does not
+        copyTrades: db.kind === 'server',
         // the simulated market is local and unlimited; real venues get their published pacing
         unpaced: config.market === 'simulated',
       });

@@ -57,6 +57,7 @@ export async function backfill(pipeline: Pipeline, sql: Sql, log: Logger, req: B
               until,
               maxPages: Number.POSITIVE_INFINITY,
               trackWatermark: false,
+              copy: pipeline.copyTrades,
               onPage: (last) => progress?.update(task, Math.min(to, last) - from, stored),
             });
             stored += result.inserted;

@@ -94,6 +94,8 @@ export interface CollectOptions {
   /** Keep the watermark (live collection) or leave it alone (backfill). */
   readonly trackWatermark?: boolean;
   readonly onPage?: (lastTime: number) => void;
+  /** Write with COPY (a server): see pipeline/store.ts. */
+  readonly copy?: boolean;
   /** Count new trades older than this as late (their bucket was already settled). */
   readonly settledThrough?: Date | null;
   /** The clock (ms). */
@@ -122,11 +124,16 @@ export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opt
     const page = await fetch(() => target.exchange.fetchTrades(target.symbol, since, target.venue.pageSize, params));
     pages++;
     fetched += page.length;
-    const fresh = normalise(page, target).filter((r) => r.time.getTime() >= since);
+    // from `since` on, and past the watermark: the trade at the watermark comes back with every
+    // page (since is inclusive) and is stored already, so a page normally holds only new trades
+    const mark = watermark;
+    const fresh = normalise(page, target).filter(
+      (r) => r.time.getTime() >= since && (!mark || r.time > mark.time || (r.time.getTime() === mark.time.getTime() && compareIds(r.tradeId, mark.id) > 0)),
+    );
     const pageNewest = fresh.length > 0 ? fresh[fresh.length - 1]!.time.getTime() : since;
     const rows = opts.until === undefined ? fresh : fresh.filter((r) => r.time.getTime() <= opts.until!);
     if (rows.length > 0) {
-      const stored = await insertTrades(sql, rows);
+      const stored = await insertTrades(sql, rows, { copy: opts.copy });
       inserted += stored.inserted;
       if (opts.settledThrough) {
         for (const t of stored.times) {

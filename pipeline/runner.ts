@@ -38,6 +38,8 @@ export interface PipelineOptions {
    * for a database without a job scheduler (the embedded one). Default false.
    */
   readonly runStorageJobs?: boolean;
+  /** Write trades with COPY (a database server; the embedded database cannot take it). */
+  readonly copyTrades?: boolean;
   /** Without a watermark, start collecting this far back (ms). Default 1 hour. */
   readonly initialLookbackMs?: number;
   /** Retry pauses in ms; the number of entries is the number of retries. */
@@ -187,6 +189,7 @@ export class Pipeline {
           startAt: this.now() - (this.o.initialLookbackMs ?? HOUR_MS),
           settledThrough: settled.get(listing.pair) ?? null,
           now: this.now,
+          copy: this.o.copyTrades,
         });
         inserted += result.inserted;
         await this.recordHealth(id, listing.pair, true, result);
@@ -354,6 +357,11 @@ export class Pipeline {
   }
 
   /** Each venue with what it lists (discovered now if not yet) and a paced, retrying fetch. */
+  /** Whether trades are written with COPY (backfill writes as the pipeline does). */
+  get copyTrades(): boolean {
+    return this.o.copyTrades ?? false;
+  }
+
   async venueTargets(): Promise<Array<{ venue: Venue; exchange: Exchange; listings: readonly Listing[]; fetch: <T>(work: () => Promise<T>) => Promise<T>; error?: string }>> {
     return Promise.all(
       this.states.map(async (s) => {

@@ -61,13 +61,72 @@ function tradeParams(t: TradeRow): unknown[] {
   return [t.time, t.exchange, t.pair, t.tradeId, t.price, t.amount, t.side];
 }
 
+export interface InsertOptions {
+  /**
+   * COPY the rows in (a server: about 4x faster than INSERT ... ON CONFLICT, which probes the
+   * unique index row by row), falling back to the INSERT when some of them are stored already.
+   * The embedded database cannot take COPY over its socket.
+   */
+  readonly copy?: boolean;
+}
+
+const COPY_SPECIAL = /[\\\t\n\r]/;
+const COPY_ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+
+/** COPY's text format: tab-separated, \N for NULL, backslash, tab, newline and CR escaped. */
+function copyField(v: string | number | null): string {
+  if (v === null) return '\\N';
+  const text = String(v);
+  return COPY_SPECIAL.test(text) ? text.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c]!) : text;
+}
+
+/**
+ * COPYs the rows into trades; true when all went in, false when the server refused them (some are
+ * stored already, or a value is out of bounds). postgres.js (3.4.9) never reports a COPY that the
+ * server refuses after its last row (porsager/postgres#1173: the stream just stays open), so the
+ * COPY runs in a transaction on a connection of its own, and the query sent behind it tells: it
+ * fails (25P02, transaction aborted) after a refused COPY, and the transaction is rolled back.
+ */
+async function copyTrades(sql: Sql, trades: readonly TradeRow[]): Promise<boolean> {
+  const conn = await sql.reserve();
+  try {
+    await conn`BEGIN`;
+    const copy = await conn`COPY trades (time, exchange, pair, trade_id, price, amount, side) FROM STDIN`.writable();
+    copy.on('error', () => {}); // a refusal is read from the query behind it
+    const write = (chunk: string) => new Promise<void>((resolve, reject) => copy.write(chunk, (err) => (err ? reject(err) : resolve())));
+    let chunk = '';
+    for (const t of trades) {
+      chunk += `${t.time.toISOString()}\t${copyField(t.exchange)}\t${copyField(t.pair)}\t${copyField(t.tradeId)}\t${copyField(t.price)}\t${copyField(t.amount)}\t${copyField(t.side)}\n`;
+      if (chunk.length >= 65_536) {
+        await write(chunk);
+        chunk = '';
+      }
+    }
+    if (chunk) await write(chunk);
+    copy.end();
+    // end() sends CopyDone on the next tick: the query behind it must follow it on the wire
+    await new Promise((resolve) => setImmediate(resolve));
+    try {
+      await conn`SELECT 1`;
+    } catch (err) {
+      await conn`ROLLBACK`;
+      if ((err as { code?: string }).code === '25P02') return false;
+      throw err;
+    }
+    await conn`COMMIT`;
+    return true;
+  } finally {
+    conn.release();
+  }
+}
+
 /**
  * Stores trades once each (a repeated exchange, pair, id and time is skipped). Before the rows go
  * in, the earliest of their times is recorded in refresh_requests, so the next refresh covers them
  * even where an aggregate is already materialised (late trades), and even if this process dies
  * between the two statements (lib/db/refresh.ts).
  */
-export async function insertTrades(sql: Sql, trades: readonly TradeRow[]): Promise<InsertResult> {
+export async function insertTrades(sql: Sql, trades: readonly TradeRow[], opts: InsertOptions = {}): Promise<InsertResult> {
   let inserted = 0;
   let from: Date | null = null;
   let to: Date | null = null;
@@ -75,6 +134,11 @@ export async function insertTrades(sql: Sql, trades: readonly TradeRow[]): Promi
   if (trades.length === 0) return { inserted, from, to, times };
   const earliest = trades.reduce((min, t) => (t.time < min ? t.time : min), trades[0]!.time);
   await sql`INSERT INTO refresh_requests (from_time) VALUES (${earliest})`;
+  // COPY is all or nothing: refused (some stored already), the INSERT below stores the rest
+  if (opts.copy && (await copyTrades(sql, trades))) {
+    const last = trades.reduce((max, t) => (t.time > max ? t.time : max), trades[0]!.time);
+    return { inserted: trades.length, from: earliest, to: last, times: trades.map((t) => t.time) };
+  }
   for (const batch of batchesUnder(trades, tradeParams)) {
     const rows = batch.map((t) => ({
       time: t.time,
