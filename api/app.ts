@@ -6,6 +6,7 @@ import Koa from 'koa';
 import type { AppDeps, AppState } from './context.js';
 import { authenticate, requireKey } from './middleware/auth.js';
 import { compress } from './middleware/compress.js';
+import { deadline } from './middleware/deadline.js';
 import { bodyError, renderErrors } from './middleware/errors.js';
 import { serializeJson } from './middleware/json.js';
 import { measure } from './middleware/metrics.js';
@@ -71,6 +72,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(labelSimulated(deps));
   app.use(measure(deps.metrics, deps.log));
   app.use(renderErrors());
+  app.use(deadline(deps.config.apiDeadlineMs));
   app.use(cors({ allowMethods: ['GET', 'POST', 'DELETE', 'OPTIONS'], exposeHeaders: ['X-Afrates-Data', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id', 'X-Quota-Limit', 'X-Quota-Remaining'] }));
   app.use(compress());
   app.use(serveWeb()); // the web pages and their assets (web/dist): before keys and limits, which are the API's

@@ -20,6 +20,13 @@ export interface Config {
   /** make demo: 'real' plays Binance's USDT legs at real volume (hundreds of trades a minute each). */
   readonly simVolume: 'light' | 'real';
   readonly cycleSeconds: number;
+  /**
+   * The longest a statement of the API may run on a database server (0: no limit); the pipeline's
+   * refreshes and storage jobs run without it. The embedded database cannot cancel a statement.
+   */
+  readonly statementTimeoutMs: number;
+  /** The longest the API works on a request before answering 503 (both databases). */
+  readonly apiDeadlineMs: number;
   readonly fxCycleSeconds: number;
   /** A bucket is settled at the latest this long after it ends, even if a venue is behind. */
   readonly settleAfterSeconds: number;
@@ -96,6 +103,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     simUrl: url(env, 'SIM_URL', ['http:']),
     simVolume: oneOf(env, 'SIM_VOLUME', ['light', 'real'] as const, 'light'),
     cycleSeconds: integer(env, 'CYCLE_SECONDS', 60, 1, 300),
+    statementTimeoutMs: integer(env, 'STATEMENT_TIMEOUT_MS', 10_000, 0, 600_000),
+    apiDeadlineMs: integer(env, 'API_DEADLINE_MS', 15_000, 1, 600_000),
     fxCycleSeconds: integer(env, 'FX_CYCLE_SECONDS', 3600, 1, 86400),
     settleAfterSeconds: integer(env, 'SETTLE_AFTER_SECONDS', 900, 0, 86400),
     tradesRetentionDays: integer(env, 'TRADES_RETENTION_DAYS', 0, 0, 36500) || null,

@@ -5,7 +5,7 @@
 // shows per day. Venues that only serve recent trades are reported, not silently skipped.
 // Backfilled trades in buckets that were settled already correct the candles; certificates are
 // made at settlement only (docs/decisions.md), so history fetched later is not certified.
-import type { Sql } from '../lib/db/connect.js';
+import { withoutStatementTimeout, type Sql } from '../lib/db/connect.js';
 import { refreshAggregates } from '../lib/db/refresh.js';
 import type { Logger } from '../lib/log.js';
 import { collect } from './collect.js';
@@ -74,7 +74,7 @@ export async function backfill(pipeline: Pipeline, sql: Sql, log: Logger, req: B
       report.rowsBySource[t.venue.id] = inserted;
     }),
   );
-  await refreshAggregates(sql, { now: new Date(now()) });
+  await withoutStatementTimeout(sql, (conn) => refreshAggregates(conn, { now: new Date(now()) }));
   const done = { ...report, finishedAt: new Date(now()) };
   await pipeline.recordBackfill(done);
   log.info({ rows: done.rowsBySource, errors: done.errors.length }, 'backfill finished');

@@ -9,7 +9,7 @@
 import Bottleneck from 'bottleneck';
 import { OperationFailed, type Exchange } from 'ccxt';
 import type { Config } from '../lib/config.js';
-import type { Sql } from '../lib/db/connect.js';
+import { withoutStatementTimeout, type Sql } from '../lib/db/connect.js';
 import { refreshAggregates } from '../lib/db/refresh.js';
 import type { Logger } from '../lib/log.js';
 import { collect, type CollectResult } from './collect.js';
@@ -265,11 +265,11 @@ export class Pipeline {
     // settlement reads the refreshed candles, so a failed refresh skips it (the frontier stays)
     let refreshed = false;
     await step('refresh', async () => {
-      await refreshAggregates(this.o.sql, { now });
+      await withoutStatementTimeout(this.o.sql, (conn) => refreshAggregates(conn, { now }));
       refreshed = true;
     });
     // each new hour's FX rate in force, for the synthetic prices of its candles
-    await step('fx', () => this.o.sql`SELECT fx_in_force_refresh(NULL, ${now})`);
+    await step('fx', () => withoutStatementTimeout(this.o.sql, (conn) => conn`SELECT fx_in_force_refresh(NULL, ${now})`));
     if (refreshed) {
       await step('settle', async () => {
         this.settled = Promise.resolve(await settle(this.o.sql, now, this.o.config.settleAfterSeconds, this.o.certify));
@@ -279,7 +279,7 @@ export class Pipeline {
       this.storageJobsAt = this.now();
       await step('storage', async () => {
         await configureRetention(this.o.sql, this.o.config.tradesRetentionDays);
-        if (this.o.runStorageJobs) this.o.log.info({ jobs: await runStorageJobs(this.o.sql) }, 'storage jobs ran');
+        if (this.o.runStorageJobs) this.o.log.info({ jobs: await withoutStatementTimeout(this.o.sql, runStorageJobs) }, 'storage jobs ran');
       });
     }
     const done = { startedAt, finishedAt: new Date(this.now()), rowsBySource, errors };

@@ -30,14 +30,31 @@ export interface OpenOptions {
   onFatal?: (reason: Error) => void;
 }
 
-export function createPool(url: string, max: number): Sql {
+/** statementTimeoutMs: the server cancels a statement running longer (0: never; see below). */
+export function createPool(url: string, max: number, statementTimeoutMs = 0): Sql {
   return postgres(url, {
     max,
     onnotice: () => {},
     // numeric and bigint come back as exact strings; api/format.ts turns them into JSON numbers
-    connection: { application_name: 'afrates' },
+    connection: { application_name: 'afrates', ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}) } as Record<string, string | number> as never,
     idle_timeout: max === 1 ? 0 : 30,
   });
+}
+
+/**
+ * Runs work that may rightly take longer than the statement timeout (the pipeline's refreshes and
+ * storage jobs) on a connection of its own with the timeout off. On the embedded database (one
+ * connection) everything else waits for it meanwhile, as it would anyway.
+ */
+export async function withoutStatementTimeout<T>(sql: Sql, work: (conn: Sql) => Promise<T>): Promise<T> {
+  const conn = await sql.reserve();
+  try {
+    await conn`SET statement_timeout = 0`;
+    return await work(conn);
+  } finally {
+    await conn`RESET statement_timeout`.catch(() => {});
+    conn.release();
+  }
 }
 
 export async function openDatabase(config: Config, log: Logger, opts: OpenOptions = {}): Promise<Database> {
@@ -62,7 +79,7 @@ export async function openDatabase(config: Config, log: Logger, opts: OpenOption
     await stopEmbedded();
     throw err;
   }
-  const sql = createPool(url, kind === 'embedded' ? 1 : 10);
+  const sql = createPool(url, kind === 'embedded' ? 1 : 10, config.statementTimeoutMs);
   return {
     sql,
     kind,

@@ -1,6 +1,8 @@
 // When the database goes away: 503 service_unavailable with Retry-After (no internals), health
 // says so, and live rates keep coming from memory.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPool } from '../../lib/db/connect.js';
+import { toApiError } from '../../api/errors.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 
 let t: TestApi;
@@ -28,5 +30,44 @@ describe('database unreachable', () => {
 
     const live = await t.get('/v1/rates/live?pairs=BTCNGN', key); // the snapshot is in memory
     expect(live.status).toBe(200);
+  });
+});
+
+describe('a request that takes too long', () => {
+  it('is answered 503 with Retry-After within the deadline, and the service goes on', async () => {
+    const slow = await startTestApi({ hours: 1, env: { API_DEADLINE_MS: '50' } });
+    try {
+      const key = await slow.key('enterprise');
+      expect((await slow.get('/v1/pairs', key)).status).toBe(200); // the key is known now
+      // every connection of the pool busy with something long (on the embedded database, its one
+      // connection, as during a big refresh)
+      const held = await Promise.all(Array.from({ length: slow.db.kind === 'embedded' ? 1 : 10 }, () => slow.db.sql.reserve()));
+      const busy = held.map((c) => c`SELECT pg_sleep(1.5)`.execute().catch(() => 'cancelled'));
+      const start = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+      const started = Date.now();
+      const res = await slow.get(`/v1/rates/historical?pair=BTCNGN&interval=5m&start=${start}&end=${start}`, key);
+      expect(res.status).toBe(503);
+      expect(res.body).toMatchObject({ error: 'service_unavailable', status: 503 });
+      expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect((await slow.get('/v1/rates/live?pairs=BTCNGN', key)).status).toBe(200); // from memory, at once
+      await Promise.all(busy);
+      for (const c of held) c.release();
+      expect((await slow.get('/v1/pairs', key)).status).toBe(200);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it.runIf(Boolean(process.env.TEST_DATABASE_URL))('is cancelled by the server after STATEMENT_TIMEOUT_MS, which the API answers 503', async () => {
+    const pool = createPool(t.db.url, 1, 20);
+    try {
+      const err = await pool`SELECT pg_sleep(1)`.catch((e: unknown) => e);
+      expect((err as { code?: string }).code).toBe('57014');
+      const answer = toApiError(err);
+      expect([answer.status, answer.code, answer.headers['Retry-After']]).toEqual([503, 'service_unavailable', expect.stringMatching(/^\d+$/)]);
+    } finally {
+      await pool.end();
+    }
   });
 });
