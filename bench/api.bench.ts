@@ -11,7 +11,11 @@
 // server share the machine's cores. Enterprise keys (10,000 requests a minute each) are rotated so
 // that no key serves more than 5,000 requests: the limiter stays in the path but never says 429.
 //
+// Also: the page's SQL alone, premium's SQL (30 days at 1d, twenty calls in a row: no generic-plan
+// cliff), and on a server the RSS of an API-only process (ROLE=api) at ready; each beside its limit.
+//
 // Run: node_modules/.bin/tsx bench/api.bench.ts   (or `make bench`)
+//   BENCH_DATABASE_URL=postgres://...   on a TimescaleDB server (a database is created and dropped)
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -21,7 +25,51 @@ import { refreshAggregates } from '../lib/db/refresh.js';
 import { insertFxRates, insertTrades } from '../pipeline/store.js';
 import { startTestApi, type TestApi } from '../test/support/api.js';
 import { generateFx, generateTrades } from '../test/support/market.js';
-import { check, fmt, header, machine, percentile, round, since, table } from './support.js';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { check, fmt, header, limitRow, machine, median, percentile, round, since, table } from './support.js';
+
+/** Limits (issue 9); the page's over HTTP differs by database. */
+const LIMITS = { pageSqlMs: 40, pageHttpServerMs: 150, pageHttpEmbeddedMs: 600, premiumSqlMs: 50, liveRatio: 0.6, liveP99Ms: 10, marketsRatio: 0.4, apiRssMb: 150 };
+
+/** An API-only process (ROLE=api) on the same database: its RSS once it listens, in MB. */
+async function apiOnlyRss(databaseUrl: string): Promise<number> {
+  const root = path.resolve(import.meta.dirname, '..');
+  const varDir = fs.mkdtempSync(path.join(root, 'var', 'bench-api-'));
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'bin/serve.ts'], {
+    cwd: root,
+    env: { ...process.env, ROLE: 'api', DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', AFRATES_VAR_DIR: varDir, LOG_LEVEL: 'info', REDIS_URL: '' },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      proc.stdout.on('data', (c: Buffer) => {
+        out += c.toString();
+        if (out.includes('"API listening"')) resolve();
+      });
+      proc.on('exit', (code) => reject(new Error(`the API-only process exited with ${code}`)));
+    });
+    await new Promise((r) => setTimeout(r, 2_000)); // settled after start-up
+    const kb = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${proc.pid}/status`, 'utf8'))?.[1]);
+    return kb / 1024;
+  } finally {
+    proc.kill('SIGTERM');
+    await new Promise((r) => proc.once('exit', r));
+    fs.rmSync(varDir, { recursive: true, force: true });
+  }
+}
+
+async function timeQuery(runs: number, query: () => Promise<unknown>): Promise<number[]> {
+  const ms: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await query();
+    ms.push(since(t0));
+  }
+  return ms;
+}
 
 const DAY = 86_400_000;
 const SMALL_CONCURRENCY = 16;
@@ -235,9 +283,11 @@ async function main(): Promise<void> {
     `small routes: concurrency ${SMALL_CONCURRENCY}, ${SMALL_WARMUP_MS / 1000} s warm-up, ${SMALL_DURATION_MS / 1000} s timed, Accept-Encoding: gzip (compressed above 2 KB)`,
     `10k page: 2 single requests first (plain, gzip: sizes, checks, warm-up), then concurrency ${PAGE_CONCURRENCY} with gzip for ${PAGE_REQUESTS} requests or ${PAGE_MAX_MS / 1000} s, whichever ends first`,
     `keys: enterprise, rotated every ${REQUESTS_PER_KEY} requests (limit 10,000/min per key); the rate limiter (in memory) stays in the path`,
-    'database: embedded TimescaleDB (PGlite, in memory, single connection) in the same process',
+    process.env.BENCH_DATABASE_URL ? 'database: a TimescaleDB server (BENCH_DATABASE_URL), a database of its own' : 'database: embedded TimescaleDB (PGlite, in memory, single connection) in the same process',
   ]);
 
+  const onServer = Boolean(process.env.BENCH_DATABASE_URL);
+  if (onServer) process.env.TEST_DATABASE_URL = process.env.BENCH_DATABASE_URL; // the test support creates and drops the database
   const t0 = performance.now();
   const t = await startTestApi({ hours: 6 });
   const bare = await startBareKoa();
@@ -252,6 +302,13 @@ async function main(): Promise<void> {
       SELECT count(*)::text AS n FROM candles WHERE interval = '5m' AND pair = 'BTCNGN' AND bucket >= ${pageStart} AND bucket < ${new Date(pageEnd.getTime() + DAY)}`;
     check(Number(have!.n) >= PAGE_ROWS, `only ${have!.n} BTCNGN 5m candles between ${day(pageStart)} and ${day(pageEnd)}`);
     const pagePath = `/v1/rates/historical?pair=BTCNGN&interval=5m&limit=${PAGE_ROWS}&start=${day(pageStart)}&end=${day(pageEnd)}`;
+
+    // the SQL alone: the page's one query, and premium's (twenty in a row: a generic plan would show)
+    const sqlTo = new Date(pageEnd.getTime() + DAY);
+    const pageSql = await timeQuery(10, () => t.db.sql`SELECT * FROM candle_page('5m', 'BTCNGN', ${pageStart}, ${sqlTo}, ${PAGE_ROWS + 1})`);
+    const premiumSql = await timeQuery(20, () => t.db.sql`SELECT * FROM premium_series('BTCNGN', '1d', ${new Date(sqlTo.getTime() - 30 * DAY)}, ${sqlTo})`);
+    console.log(`  SQL: page ${fmt(median(pageSql))} ms p50, premium 30 d at 1d ${fmt(median(premiumSql))} ms p50 / ${fmt(Math.max(...premiumSql))} ms max`);
+    const rssApi = onServer ? await apiOnlyRss(t.db.url) : null;
 
     const apiBase = new URL(t.api.url);
     const keys = new KeyPool(t);
@@ -333,12 +390,31 @@ async function main(): Promise<void> {
     if (results.some((r) => r.requests < 100)) console.log('  (fewer than 100 timed requests: p99 is the slowest one)');
     console.log(`keys issued: ${keys.issued} enterprise (at most ${REQUESTS_PER_KEY} requests each)`);
     console.log('');
+    const bareRps = results[0]!.rps;
+    const [live, markets] = [results[1]!, results[2]!];
+    console.log(
+      table([
+        ['figure', 'value', 'limit', 'ratio'],
+        onServer ? limitRow('10k page, SQL alone p50, ms', median(pageSql), LIMITS.pageSqlMs) : ['10k page, SQL alone p50, ms', median(pageSql), '-', '-'],
+        limitRow('10k page over HTTP, alone, ms', plainMs, onServer ? LIMITS.pageHttpServerMs : LIMITS.pageHttpEmbeddedMs),
+        limitRow('premium 30 d at 1d, SQL, slowest of 20 calls, ms', Math.max(...premiumSql), LIMITS.premiumSqlMs),
+        limitRow('live req/s / bare Koa req/s', live.rps / bareRps, LIMITS.liveRatio, true),
+        limitRow('live p99 at concurrency 16, ms', live.p99, LIMITS.liveP99Ms),
+        limitRow('markets req/s / bare Koa req/s', markets.rps / bareRps, LIMITS.marketsRatio, true),
+        rssApi === null ? ['RSS of an API-only process at ready, MB', '-', LIMITS.apiRssMb, 'server only'] : limitRow('RSS of an API-only process at ready, MB', rssApi, LIMITS.apiRssMb),
+      ]),
+    );
+    console.log('');
 
     const json = {
       bench: 'api',
       at: new Date().toISOString(),
       machine: m,
-      page: { rows: PAGE_ROWS, bytes: plain.bytes, gzip_bytes: gz.bytes, single_ms: round(plainMs), single_gzip_ms: round(gzMs) },
+      database: onServer ? 'server' : 'embedded',
+      page: { rows: PAGE_ROWS, bytes: plain.bytes, gzip_bytes: gz.bytes, single_ms: round(plainMs), single_gzip_ms: round(gzMs), sql_p50_ms: round(median(pageSql)) },
+      premium: { sql_p50_ms: round(median(premiumSql)), sql_max_ms: round(Math.max(...premiumSql)) },
+      rss_api_mb: rssApi === null ? null : round(rssApi),
+      ratios: { live: round(live.rps / bareRps, 3), markets: round(markets.rps / bareRps, 3) },
       routes: Object.fromEntries(
         results.map((r) => [
           r.name,

@@ -10,14 +10,50 @@
 // refresh is given `now` just after the window it refreshes, so the windows are real (not cut
 // short at the bucket still open at the real clock).
 //
+// On a server (BENCH_DATABASE_URL=postgres://...: a database is created and dropped) the writer uses
+// COPY, and the same backlog is also COPYed raw into an identical table (same constraints, indexes,
+// hypertable): insertTrades' throughput against that is the ratio printed (limit: 0.8).
+//
 // Run: node_modules/.bin/tsx bench/ingest.bench.ts   (or `make bench`)
-import { loadConfig } from '../lib/config.js';
-import { openDatabase, type Sql } from '../lib/db/connect.js';
+import type { Sql } from '../lib/db/connect.js';
 import { refreshAggregates } from '../lib/db/refresh.js';
 import { createLogger } from '../lib/log.js';
 import { batchesUnder, insertTrades, MAX_STATEMENT_BYTES, type TradeRow } from '../pipeline/store.js';
+import { openTestDatabase } from '../test/support/db.js';
 import { generateTrades } from '../test/support/market.js';
-import { check, fmt, header, machine, median, round, since, table } from './support.js';
+import { check, fmt, header, limitRow, machine, median, round, since, table } from './support.js';
+
+const ON_SERVER = Boolean(process.env.BENCH_DATABASE_URL);
+if (ON_SERVER) process.env.TEST_DATABASE_URL = process.env.BENCH_DATABASE_URL; // the test support creates and drops it
+const COPY_RATIO_LIMIT = 0.8;
+
+/** COPYs the rows raw into a table identical to trades (the baseline of the writer on a server), in ms. */
+async function rawCopyMs(sql: Sql, rows: readonly TradeRow[]): Promise<number> {
+  await sql.unsafe(`
+    DROP TABLE IF EXISTS trades_copy;
+    CREATE TABLE trades_copy (LIKE trades INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES);
+    ALTER TABLE trades_copy ADD FOREIGN KEY (pair) REFERENCES pairs (pair);
+    SELECT create_hypertable('trades_copy', by_range('time', INTERVAL '1 day'), create_default_indexes => false);`);
+  const t0 = performance.now();
+  const copy = await sql`COPY trades_copy (time, exchange, pair, trade_id, price, amount, side) FROM STDIN`.writable();
+  await new Promise<void>((resolve, reject) => {
+    copy.on('error', reject);
+    let i = 0;
+    const more = () => {
+      let ok = true;
+      while (i < rows.length && ok) {
+        const t = rows[i++]!;
+        ok = copy.write(`${t.time.toISOString()}\t${t.exchange}\t${t.pair}\t${t.tradeId}\t${t.price}\t${t.amount}\t${t.side ?? '\\N'}\n`);
+      }
+      if (i < rows.length) copy.once('drain', more);
+      else copy.end(resolve);
+    };
+    more();
+  });
+  const ms = since(t0);
+  await sql`DROP TABLE trades_copy`;
+  return ms;
+}
 
 const MIN = 60_000;
 const HOUR = 3_600_000;
@@ -62,6 +98,8 @@ interface ScenarioFigures {
   readonly multiplier: number;
   readonly trades: number;
   readonly insertMs: number;
+  /** The same rows COPYed raw into an identical table (on a server), ms. */
+  readonly copyMs: number | null;
   readonly tradesPerSecond: number;
   readonly statements: number;
   readonly dayRefreshMs: number;
@@ -98,7 +136,7 @@ async function cycles(sql: Sql, end: Date, perHour: number, seedBase: number): P
     const rows = cycleTrades(end, perHour, seedBase + i);
     trades = rows.length;
     let t0 = performance.now();
-    const stored = await insertTrades(sql, rows);
+    const stored = await insertTrades(sql, rows, { copy: ON_SERVER });
     insertMs.push(since(t0));
     check(stored.inserted === rows.length, `cycle inserted ${stored.inserted} of ${rows.length}`);
     t0 = performance.now();
@@ -111,15 +149,16 @@ async function cycles(sql: Sql, end: Date, perHour: number, seedBase: number): P
 async function scenario(label: string, multiplier: number): Promise<ScenarioFigures> {
   const perHour = BASE_PER_HOUR * multiplier;
   const trades = generateTrades({ seed: 42 + multiplier, start: DAY_START, hours: 24, listings: LISTINGS, tradesPerHour: perHour });
-  const db = await openDatabase(loadConfig({}), log, { inMemory: true });
+  const db = await openTestDatabase();
   try {
     const { sql } = db;
     await sql`SELECT 1`; // the pool's first connection, outside the timing
 
     let t0 = performance.now();
-    const stored = await insertTrades(sql, trades);
+    const stored = await insertTrades(sql, trades, { copy: ON_SERVER });
     const insertMs = since(t0);
     check(stored.inserted === trades.length, `${label}: inserted ${stored.inserted} of ${trades.length} trades`);
+    const copyMs = ON_SERVER ? await rawCopyMs(sql, trades) : null;
 
     // Backfill case: the whole day in one refresh, `now` a minute after the day (every level closed).
     t0 = performance.now();
@@ -144,6 +183,7 @@ async function scenario(label: string, multiplier: number): Promise<ScenarioFigu
       multiplier,
       trades: trades.length,
       insertMs,
+      copyMs,
       tradesPerSecond: trades.length / (insertMs / 1000),
       statements,
       dayRefreshMs,
@@ -159,9 +199,11 @@ async function scenario(label: string, multiplier: number): Promise<ScenarioFigu
 }
 
 async function main(): Promise<void> {
-  header('ingest: insertTrades into the embedded TimescaleDB (PGlite, in memory) and refreshAggregates', [
+  header(`ingest: insertTrades into ${ON_SERVER ? 'a TimescaleDB server (BENCH_DATABASE_URL)' : 'the embedded TimescaleDB (PGlite, in memory)'} and refreshAggregates`, [
     `data: one UTC day (${DAY_START.toISOString().slice(0, 10)}) of seeded trades for ${VENUE_PAIRS} venue-pairs (${Object.keys(LISTINGS).length} pairs); 1x = ${BASE_PER_HOUR} trades/h per venue-pair`,
-    `insert: one insertTrades call for the whole backlog; the writer splits it into INSERTs of at most ${MAX_STATEMENT_BYTES} parameter bytes (embedded DB's ~64 KB message limit)`,
+    ON_SERVER
+      ? 'insert: one insertTrades call for the whole backlog, by COPY; then the same rows COPYed raw into an identical table'
+      : `insert: one insertTrades call for the whole backlog; the writer splits it into INSERTs of at most ${MAX_STATEMENT_BYTES} parameter bytes`,
     `refresh: whole day once after the insert; then ${CYCLE_REPEATS} cycles each inserting 5 min of new trades and refreshing that range`,
     '  mid-day cycle: only 5m buckets close (1h/1d still open at `now`); midnight cycle: 5m, 1h and 1d buckets close',
     'the database runs in this process (WASM, single connection); times are wall clock',
@@ -196,9 +238,19 @@ async function main(): Promise<void> {
   console.log('');
   console.log('5m candles: count(*) FROM candles WHERE interval = \'5m\' after the day refresh / pairs x 288 buckets');
   console.log('');
+  if (ON_SERVER) {
+    console.log(
+      table([
+        ['figure', 'value', 'limit', 'ratio'],
+        ...results.map((r) => limitRow(`${r.label}: insertTrades / raw COPY into an identical table (throughput)`, r.copyMs! / r.insertMs, COPY_RATIO_LIMIT, true)),
+      ]),
+    );
+    console.log('');
+  }
 
   const json = {
     bench: 'ingest',
+    database: ON_SERVER ? 'server' : 'embedded',
     at: new Date().toISOString(),
     machine: machine(),
     results: Object.fromEntries(
@@ -207,6 +259,7 @@ async function main(): Promise<void> {
         {
           trades: r.trades,
           insert_ms: round(r.insertMs),
+          raw_copy_ms: r.copyMs === null ? null : round(r.copyMs),
           trades_per_s: round(r.tradesPerSecond, 0),
           statements: r.statements,
           refresh_day_ms: round(r.dayRefreshMs),

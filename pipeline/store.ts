@@ -70,6 +70,8 @@ export interface InsertOptions {
   readonly copy?: boolean;
 }
 
+/** Batches from this many rows go in by COPY (when the database takes it). */
+export const COPY_FROM_ROWS = 2_000;
 const COPY_SPECIAL = /[\\\t\n\r]/;
 const COPY_ESCAPES: Readonly<Record<string, string>> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
@@ -134,8 +136,9 @@ export async function insertTrades(sql: Sql, trades: readonly TradeRow[], opts: 
   if (trades.length === 0) return { inserted, from, to, times };
   const earliest = trades.reduce((min, t) => (t.time < min ? t.time : min), trades[0]!.time);
   await sql`INSERT INTO refresh_requests (from_time) VALUES (${earliest})`;
-  // COPY is all or nothing: refused (some stored already), the INSERT below stores the rest
-  if (opts.copy && (await copyTrades(sql, trades))) {
+  // COPY is all or nothing: refused (some stored already), the INSERT below stores the rest. Its
+  // fixed cost (a transaction, a query behind it: tens of ms) pays off only for large batches.
+  if (opts.copy && trades.length >= COPY_FROM_ROWS && (await copyTrades(sql, trades))) {
     const last = trades.reduce((max, t) => (t.time > max ? t.time : max), trades[0]!.time);
     return { inserted: trades.length, from: earliest, to: last, times: trades.map((t) => t.time) };
   }
