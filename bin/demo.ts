@@ -40,19 +40,22 @@ function fxHistory(market: SimMarket): FxRow[] {
   );
 }
 
-// a database that dies before the service is up ends the start (exit 1); afterwards, a clean stop
+// signals are heard from the start: one during start-up stops the demo once it is up
 let fail: (reason: Error) => void = () => process.exit(1);
-const service = await startService(config, log, { collect: false, onDatabaseFatal: (reason) => fail(reason) }).catch(async (err: Error) => {
+const starting = startService(config, log, { collect: false, onDatabaseFatal: (reason) => fail(reason) }).catch(async (err: Error) => {
   log.fatal({ reason: err.message }, `the demo could not start: ${err.message}`);
   await sim.stop();
   process.exit(1);
 });
 let stopping = false;
-fail = stopOnSignals(async () => {
+// a database that dies before the service is up ends the start (exit 1); afterwards, a clean stop
+const stopFailed = stopOnSignals(async () => {
   stopping = true;
-  await service.stop(); // also ends a backfill under way
+  await (await starting).stop(); // also ends a backfill under way
   await sim.stop();
 }, log);
+const service = await starting;
+fail = stopFailed;
 const { db, pipeline } = service;
 if (pipeline) {
   // history for the candles, premium, indices and certificates before the live cycles begin
