@@ -2,6 +2,7 @@
 // when there is one (var/admin.json), else straight to the database. A new key is printed alone on
 // stdout (so scripts can capture it); everything else goes to stderr.
 import fs from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../lib/db/connect.js';
 import { createLogger } from '../lib/log.js';
@@ -41,9 +42,14 @@ async function viaService(): Promise<unknown | undefined> {
 }
 
 async function direct(): Promise<unknown> {
+  // make demo keeps its state in var/demo, beside make run's var: a key made here is not the demo's
+  const demoDir = path.join(config.varDir, 'demo');
+  if (config.databaseUrl === undefined && fs.existsSync(adminFile(demoDir))) {
+    process.stderr.write('note: make demo is running with keys of its own; this acts on make run\'s (add DEMO=1 for the demo\'s)\n');
+  }
   if (config.databaseUrl === undefined && !fs.existsSync(config.dataDir)) {
     // nothing to read: say where we looked rather than create an empty database there
-    const demo = fs.existsSync('var/demo/db') && !config.varDir.endsWith('demo') ? ' (make demo keeps its own: add DEMO=1)' : '';
+    const demo = fs.existsSync(path.join(demoDir, 'db')) ? ' (make demo keeps its own: add DEMO=1)' : '';
     throw new KeyCommandError(`no database at ${config.dataDir}: start the service once with make run${demo}`);
   }
   const db = await openOrExplain(() => openDatabase(config, log), `make ${command === 'create' ? 'key' : command}`);

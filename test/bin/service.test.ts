@@ -128,5 +128,14 @@ describe('the service process', () => {
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
     }
     expect((await keyCommand('list')).stdout.split('\n')[0]).toBe('id\tprefix\ttier\tcustomer\temail\tstate');
+
+    // while make demo runs (its admin file in var/demo), a key command without DEMO=1 says whose keys it touched
+    fs.mkdirSync(path.join(varDir, 'demo'), { recursive: true });
+    fs.writeFileSync(path.join(varDir, 'demo', 'admin.json'), JSON.stringify({ url: 'http://127.0.0.1:9', token: 'x' }));
+    const beside = await keyCommand('list');
+    expect(beside.status).toBe(0);
+    expect(beside.stderr).toContain('add DEMO=1');
+    expect(beside.stdout).toMatch(/2\t.*revoked/);
+    fs.rmSync(path.join(varDir, 'demo'), { recursive: true });
   });
 });
