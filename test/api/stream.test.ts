@@ -1,9 +1,10 @@
 // GET /v1/rates/stream: live rates as Server-Sent Events after every snapshot refresh, resumed with
 // Last-Event-ID, capped per key and tier, gated like /v1/rates/live, one request when opened, and
 // ended when its key is revoked or the server stops.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Ajv } from 'ajv';
 import { STREAM_EVENT } from '../../api/schemas.js';
+import { HEARTBEAT_MS } from '../../api/sse.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { openStream, type SseReader } from './sse-client.js';
 
@@ -127,6 +128,24 @@ describe('GET /v1/rates/stream', () => {
       const bad = await stream(query, key2);
       expect(bad.status, query).toBe(status);
       expect(await bad.json()).toMatchObject({ error: code, status });
+    }
+  });
+
+  it('sends a heartbeat comment every 15 s while nothing else happens', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval'] }); // the server runs in this process: its heartbeat timer is faked
+    try {
+      const s = await stream('pairs=BTCNGN', await t.key('builder'), { 'Last-Event-ID': String(t.api.deps.snapshot.version) });
+      expect(await s.next(200)).toBeNull();
+      expect(s.raw()).not.toContain(': heartbeat');
+      vi.advanceTimersByTime(HEARTBEAT_MS);
+      await s.next(300);
+      expect(s.raw().match(/^: heartbeat /gm)).toHaveLength(1);
+      vi.advanceTimersByTime(HEARTBEAT_MS);
+      await s.next(300);
+      expect(s.raw().match(/^: heartbeat /gm)).toHaveLength(2);
+      s.close();
+    } finally {
+      vi.useRealTimers();
     }
   });
 
