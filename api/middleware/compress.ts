@@ -38,8 +38,9 @@ export function compress(): Koa.Middleware<AppState> {
     const body: unknown = ctx.body;
     if (typeof body !== 'string' && !Buffer.isBuffer(body)) return;
     if (ctx.method === 'HEAD' || ctx.response.get('Content-Encoding') || !acceptsGzip(ctx.get('Accept-Encoding'))) return;
+    // measured before it is copied: most answers are small and leave as they are
+    if ((typeof body === 'string' ? Buffer.byteLength(body) : body.length) < THRESHOLD_BYTES) return;
     const bytes = typeof body === 'string' ? Buffer.from(body) : body;
-    if (bytes.length < THRESHOLD_BYTES) return;
     ctx.body = bytes.length <= INLINE_MAX_BYTES ? zlib.gzipSync(bytes, { level: INLINE_GZIP_LEVEL }) : await gzip(bytes, { level: GZIP_LEVEL });
     ctx.set('Content-Encoding', 'gzip');
   };

@@ -3,22 +3,25 @@
 // never OFFSET.
 import type { Sql } from '../../lib/db/connect.js';
 
-/** A candle as the page query returns it: wire-ready timestamp, float numbers, its venues' spread. */
+/**
+ * A candle as the page query returns it: wire-ready timestamp, numbers as PostgreSQL's numeric text
+ * (exact; the route rounds them to what the contract shows), its venues' spread.
+ */
 export interface PageRow {
   /** The bucket start, formatted as the contract writes timestamps. */
   t: string;
-  open: number;
-  high: number;
-  low: number;
-  close: number;
-  vwap: number | null;
-  volume: number;
-  synthetic: number | null;
+  open: string;
+  high: string;
+  low: string;
+  close: string;
+  vwap: string | null;
+  volume: string;
+  synthetic: string | null;
   /** How many venues traded in the bucket, and their VWAPs' lowest, highest and mean. */
   venues: number;
-  venue_min: number | null;
-  venue_max: number | null;
-  venue_mean: number | null;
+  venue_min: string | null;
+  venue_max: string | null;
+  venue_mean: string | null;
 }
 
 export interface CandlePageQuery {

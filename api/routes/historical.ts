@@ -30,16 +30,17 @@ export const operations: Operation[] = [
 ];
 
 function verification(c: PageRow, quote: string, full: boolean): Candle['verification'] {
-  const div = c.vwap === null ? null : v.divergence(c.vwap, c.synthetic);
+  const synthetic = c.synthetic === null ? null : Number(c.synthetic);
+  const div = c.vwap === null ? null : v.divergence(Number(c.vwap), synthetic);
   const out: Candle['verification'] = {
     status: v.verificationStatus(div, quote),
     data_quality: c.venues >= 2 ? 'high' : c.venues === 1 ? 'medium' : 'low',
   };
   if (full) {
-    const dispersion = v.dispersionOf(c.venues, c.venue_min ?? 0, c.venue_max ?? 0, c.venue_mean ?? 0);
+    const dispersion = v.dispersionOf(c.venues, Number(c.venue_min ?? 0), Number(c.venue_max ?? 0), Number(c.venue_mean ?? 0));
     out.confidence = v.confidence({ sources: c.venues, dispersion, divergence: div, quote, ageSeconds: 0 });
     out.divergence_pct = div === null ? null : v.percent(div);
-    out.synthetic_price = num(c.synthetic);
+    out.synthetic_price = num(synthetic);
     out.sources_count = c.venues;
   }
   return out;

@@ -198,6 +198,30 @@ describe('pages and hourly observations', () => {
     }
   });
 
+  it('candle_page and candles_with_synthetic read at most `limit` candles from `from`: pages put together are the whole', async () => {
+    for (const interval of ['5m', '1h', '1d'] as const) {
+      type Row = { t: string; synthetic: string | null; venues: number };
+      const whole = await db.sql<Row[]>`
+        SELECT * FROM candle_page(${interval}, 'BTCZAR', '2026-01-01', '2027-01-01', 100000)`;
+      expect(whole.length, interval).toBeGreaterThan(2);
+      const size = Math.max(2, Math.floor(whole.length / 5) + 1); // the last page is short
+      const pages: Row[] = [];
+      let from = new Date('2026-01-01T00:00:00Z');
+      for (;;) {
+        const page = await db.sql<Row[]>`SELECT * FROM candle_page(${interval}, 'BTCZAR', ${from}, '2027-01-01', ${size})`;
+        expect(page.length).toBeLessThanOrEqual(size);
+        pages.push(...page);
+        if (page.length < size) break;
+        from = new Date(new Date(page[page.length - 1]!.t).getTime() + 1);
+      }
+      expect(pages, interval).toEqual([...whole]);
+      // the other shape, cut at the same place
+      const cut = await db.sql<{ bucket: Date; synthetic_price: string | null }[]>`
+        SELECT bucket, synthetic_price FROM candles_with_synthetic(${interval}, 'BTCZAR', '2026-01-01', '2027-01-01', ${size})`;
+      expect(cut.map((r) => [r.bucket.toISOString().replace('.000Z', '+00:00'), r.synthetic_price])).toEqual(whole.slice(0, size).map((r) => [r.t, r.synthetic]));
+    }
+  });
+
   it('premium_series builds each day from its hourly observations', async () => {
     const all = ref.candles(trades, '1h');
     const byDay = new Map<number, number[]>();

@@ -1,0 +1,46 @@
+// The numbers customers read: every price, volume and synthetic price passes through num(), which
+// rounds to 12 significant digits. Its shortcut for short decimals must give exactly what the
+// plain rounding gives, for the kinds of text PostgreSQL's numeric produces.
+import { describe, expect, it } from 'vitest';
+import { num } from '../../api/format.js';
+
+const rounded = (text: string) => Number(Number(text).toPrecision(12));
+
+/** Seeded: the same texts every run. */
+function* decimals(count: number): Generator<string> {
+  let seed = 7;
+  const rand = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+  for (let i = 0; i < count; i++) {
+    const intDigits = Math.floor(rand() * 12);
+    const fracDigits = Math.floor(rand() * 22);
+    let text = intDigits === 0 ? '0' : String(1 + Math.floor(rand() * 9));
+    for (let d = 1; d < intDigits; d++) text += String(Math.floor(rand() * 10));
+    if (fracDigits > 0) {
+      text += '.';
+      // runs of zeros and nines: where rounding carries
+      const digit = rand() < 0.3 ? '0' : rand() < 0.5 ? '9' : null;
+      for (let d = 0; d < fracDigits; d++) text += digit ?? String(Math.floor(rand() * 10));
+    }
+    yield rand() < 0.1 ? `-${text}` : text;
+  }
+}
+
+describe('num', () => {
+  it('gives the 12-significant-digit rounding of any decimal text, short or long', () => {
+    const edges = ['0', '0.0', '142000000', '1700000.50', '0.000123456789012345', '999999999999.5', '99999999999.95', '1234567890123', '0.1', '1e-7', '1.5E+20', '-0.00001'];
+    let long = 0;
+    for (const text of [...edges, ...decimals(50_000)]) {
+      expect(num(text), text).toBe(rounded(text));
+      if (text.replace(/[^0-9]/g, '').replace(/^0+/, '').length > 12) long++;
+    }
+    expect(long).toBeGreaterThan(10_000); // the slow path is exercised as much as the shortcut
+  });
+
+  it('keeps null, and refuses what is not a finite number', () => {
+    expect(num(null)).toBeNull();
+    expect(num(undefined)).toBeNull();
+    expect(num('NaN')).toBeNull();
+    expect(num('Infinity')).toBeNull();
+    expect(num(1 / 3)).toBe(0.333333333333);
+  });
+});
