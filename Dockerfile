@@ -1,7 +1,8 @@
 # One image for both the api and the pipeline services (ROLE picks which runs): compiled
 # JavaScript on a current LTS Node, production dependencies only, running as an unprivileged user.
 
-# build: the TypeScript compiled to dist/ (with sql/), using the dev dependencies
+# build: the TypeScript compiled to dist/ (with sql/) and the web front end built into dist/web/dist,
+# using the dev dependencies
 FROM node:24.11.1-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -12,6 +13,7 @@ COPY sql ./sql
 COPY pipeline ./pipeline
 COPY api ./api
 COPY bin ./bin
+COPY web ./web
 RUN npm run build
 
 # run: dist/ and production dependencies, nothing else (npm install, not npm ci: see the Makefile)

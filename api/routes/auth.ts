@@ -26,7 +26,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const input = parseBody(body, (ctx.request as { body?: unknown }).body);
     await deps.limiter.consumeIssuance(ctx.ip);
     if (await deps.keys.activeFreeKey(input.email)) {
-      throw new ApiError(409, 'conflict', 'This email already has an active free key; keys are shown only once. Ask support to rotate it.');
+      throw new ApiError(409, 'conflict', 'This email already has an active free key; keys are shown only once. Sign in at /dashboard with it to rotate it or create another.');
     }
     const { apiKey } = await deps.keys.issue({ tier: 'free', customerName: input.customer_name ?? null, email: input.email });
     const rules = TIER_RULES.free;

@@ -1,5 +1,6 @@
 // The production build (what the Dockerfile runs): the service compiled to JavaScript needs only
-// production dependencies, and it starts, answers and stops cleanly with plain node (no tsx).
+// production dependencies, and it starts, answers (the API and the web pages) and stops cleanly
+// with plain node (no tsx).
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -18,17 +19,20 @@ const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'))
 beforeAll(async () => {
   await promisify(execFile)(path.join(root, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json', '--outDir', out], { cwd: root });
   fs.cpSync(path.join(root, 'sql'), path.join(out, 'sql'), { recursive: true });
+  // as `npm run build` does after its Vite build (make test has built web/dist already)
+  fs.cpSync(path.join(root, 'web', 'dist'), path.join(out, 'web', 'dist'), { recursive: true });
 }, 120_000);
 afterAll(() => {
   fs.rmSync(out, { recursive: true, force: true });
   fs.rmSync(varDir, { recursive: true, force: true });
 });
 
-/** Every package a compiled file imports (bare specifiers, by package name). */
+/** Every package a compiled file of the server imports (bare specifiers, by package name). */
 function importedPackages(dir: string): Set<string> {
   const names = new Set<string>();
   for (const entry of fs.readdirSync(dir, { recursive: true, withFileTypes: true })) {
     if (!entry.isFile() || !/\.m?js$/.test(entry.name)) continue;
+    if (path.relative(dir, entry.parentPath).split(path.sep)[0] === 'web') continue; // the browser's bundles
     const text = fs.readFileSync(path.join(entry.parentPath, entry.name), 'utf8');
     for (const m of text.matchAll(/(?:import|export)[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm)) {
       const spec = m[1] ?? m[2] ?? m[3]!;
@@ -63,6 +67,9 @@ describe('the production build', () => {
     });
     const health = await (await fetch(`${url}/v1/health`)).json();
     expect(health).toMatchObject({ services: { database: 'ok' }, version: '1.3.0' });
+    // the web pages come from the compiled tree too
+    const home = await fetch(`${url}/`);
+    expect([home.status, home.headers.get('content-type')]).toEqual([200, expect.stringContaining('text/html')]);
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
