@@ -1,7 +1,8 @@
 // API keys: `afr_live_` + 32 base62 characters. Only the SHA-256 of a key is stored or cached;
 // the key itself exists once, in the response (or command output) that issues it.
 // Lookups are cached for 60 s (in Redis when configured, so every API process shares it); a revoke
-// clears the shared cache at once, and other processes' in-memory caches within 60 s.
+// clears the shared cache at once and is announced on a Redis channel, so every other process drops
+// the key from its memory at once too (should Redis miss the announcement, within the 60 s).
 // Keys belong to customers (sql/migrations/*_customers.sql): a customer's keys share its tier and
 // limits, and the account operations (api/routes/account.ts) touch only the caller's customer.
 import crypto from 'node:crypto';
@@ -84,13 +85,25 @@ export class KeyStore {
   /** key id -> when it was last used, not yet written */
   private readonly lastUsed = new Map<number, number>();
   private lastUsedTimer: NodeJS.Timeout | undefined;
+  /** Hears revocations made by other processes (a subscribed connection can do nothing else). */
+  private readonly revocations: Redis | null;
 
   constructor(
     private readonly sql: Sql,
     private readonly redis: Redis | null = null,
     private readonly now: () => number = Date.now,
     private readonly namespace = 'afrates',
-  ) {}
+  ) {
+    this.revocations = redis ? redis.duplicate() : null;
+    if (this.revocations) {
+      const channel = `${namespace}:revoked`;
+      this.revocations.on('error', () => undefined); // the shared connection reports Redis trouble
+      this.revocations.on('ready', () => void this.revocations!.subscribe(channel).catch(() => undefined));
+      this.revocations.on('message', (from: string, keyHash: string) => {
+        if (from === channel) this.memory.delete(keyHash);
+      });
+    }
+  }
 
   /**
    * Issues a key for a new customer, or, for a free key with an email, for that email's free
@@ -153,10 +166,11 @@ export class KeyStore {
     return record;
   }
 
-  /** Drops a revoked key from this process's cache and the shared one (other processes: within 60 s). */
+  /** Drops a revoked key from this process's cache and the shared one, and tells the other processes. */
   private async forget(keyHash: string): Promise<void> {
     this.memory.delete(keyHash);
     await this.redis?.del(`${this.namespace}:key:${keyHash}`).catch(() => undefined);
+    await this.redis?.publish(`${this.namespace}:revoked`, keyHash).catch(() => undefined);
   }
 
   /**
@@ -259,6 +273,7 @@ export class KeyStore {
   async close(): Promise<void> {
     clearTimeout(this.lastUsedTimer);
     this.lastUsedTimer = undefined;
+    this.revocations?.disconnect();
     await this.flushLastUsed();
   }
 

@@ -43,20 +43,30 @@ describe('keys', () => {
     expect(await elsewhere.authenticate(apiKey)).toBeNull();
   });
 
-  it('with Redis, a revoke clears the shared cache at once', async () => {
+  it('with Redis, a revoke is refused at once by every process: the shared cache cleared, the others told', async () => {
     const redis = new Redis('redis://127.0.0.1:6379');
     const ns = `keys-${process.pid}-${Date.now()}`;
+    const a = new KeyStore(db.sql, redis, now, ns);
+    const otherRedis = new Redis('redis://127.0.0.1:6379');
+    const elsewhere = new KeyStore(db.sql, otherRedis, now, ns); // another process
     try {
-      const a = new KeyStore(db.sql, redis, now, ns);
       const { apiKey, record } = await a.issue({ tier: 'builder' });
       expect(await a.authenticate(apiKey)).not.toBeNull();
+      expect(await elsewhere.authenticate(apiKey)).not.toBeNull(); // now in its memory for 60 s
       expect(await redis.exists(`${ns}:key:${hashKey(apiKey)}`)).toBe(1);
+      await waitFor(async () => (await redis.pubsub('NUMSUB', `${ns}:revoked`))[1] === 2); // both listening
       await a.revoke(record.id);
       expect(await redis.exists(`${ns}:key:${hashKey(apiKey)}`)).toBe(0);
-      const fresh = new KeyStore(db.sql, redis, now, ns); // another process, cold cache
+      const fresh = new KeyStore(db.sql, redis, now, ns); // a third, cold cache
       expect(await fresh.authenticate(apiKey)).toBeNull();
+      await fresh.close();
+      // the clock stands still: only the announcement can have dropped it from the other's memory
+      await waitFor(async () => (await elsewhere.authenticate(apiKey)) === null);
     } finally {
+      await a.close();
+      await elsewhere.close();
       redis.disconnect();
+      otherRedis.disconnect();
     }
   });
 
@@ -66,3 +76,12 @@ describe('keys', () => {
     expect(await store.authenticate('not-a-key')).toBeNull();
   });
 });
+
+/** Polls until `condition` holds (every 10 ms, at most 2 s). */
+async function waitFor(condition: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (await condition()) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error('condition not met within 2 s');
+}
