@@ -204,6 +204,42 @@ export function errorResponse({ severity, code, message: text }) {
   return message('E', fields);
 }
 
+/** PGlite's backend reads its input in blocks of this many bytes (PostgreSQL's PQ_RECV_BUFFER_SIZE). */
+const RECV_BLOCK = 8192;
+const FLUSH = message('H');
+
+/**
+ * One PGlite call's input from whole messages. PGlite stops reading a call's input where a message
+ * begins exactly at a multiple of 8,192 bytes: that message and all after it are silently dropped
+ * (measured: a Bind of k x 8,192 bytes followed by Execute and Sync is answered with BindComplete
+ * alone, for every k tried from 1 to 100; a client then waits for ever). So Flush messages, which a
+ * backend ignores in every state (in an aborted batch and during COPY too), are inserted in front
+ * of a message to move it, and the one after it, off such a boundary. A message ending the input
+ * on a boundary is fine; so are COPY data messages, read by another loop, but they get the same
+ * treatment for simplicity.
+ * @param {Buffer[]} messages
+ * @returns {Buffer}
+ */
+export function assemble(messages) {
+  if (messages.length === 1) return /** @type {Buffer} */ (messages[0]);
+  /** @type {Buffer[]} */
+  const out = [];
+  let offset = 0; // where the next message starts: 0 or not a multiple of RECV_BLOCK
+  messages.forEach((m, i) => {
+    const last = i === messages.length - 1;
+    const fits = (/** @type {number} */ pads) => {
+      for (let j = 1; j <= pads; j++) if ((offset + 5 * j) % RECV_BLOCK === 0) return false; // a Flush after the first, or m itself
+      return last || (offset + 5 * pads + m.length) % RECV_BLOCK !== 0; // the message after m
+    };
+    let pads = 0;
+    while (!fits(pads)) pads++;
+    for (let j = 0; j < pads; j++) out.push(FLUSH);
+    out.push(m);
+    offset += 5 * pads + m.length;
+  });
+  return Buffer.concat(out);
+}
+
 /** A Parse of an unnamed statement (no parameter types). @param {string} sql */
 export const parseUnnamed = (sql) => message('P', Buffer.concat([Buffer.from([0]), cstring(sql), Buffer.from([0, 0])]));
 /** A Bind of the unnamed statement to the unnamed portal, no parameters, text results. */

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../lib/config.js';
 import { openDatabase } from '../../../lib/db/connect.js';
 import { MAX_MESSAGE_BYTES, startEmbedded, type EmbeddedDatabase } from '../../../lib/db/embedded.js';
-import { FrameError, MessageReader, message, query, sync } from '../../../lib/db/embedded-frames.mjs';
+import { FrameError, MessageReader, assemble, message, query, sync } from '../../../lib/db/embedded-frames.mjs';
 
 const QUEUE_TIMEOUT_MS = 1_500;
 let db: EmbeddedDatabase;
@@ -132,6 +132,21 @@ describe('framing', () => {
     expect(reader.buffered).toBe(0);
   });
 
+  it('assembles a call so that no message but the first starts on an 8 KB boundary', () => {
+    const starts = (bytes: Buffer) => {
+      const out: number[] = [];
+      for (let i = 0; i + 5 <= bytes.length; i += 1 + bytes.readInt32BE(i + 1)) out.push(i);
+      return out;
+    };
+    for (const first of [8_192 - 5, 8_192, 16_384 - 10, 8_187 - 5, 8_192 * 3 + 1]) {
+      const messages = [message('B', Buffer.alloc(first - 5)), message('E', Buffer.alloc(5)), sync()];
+      const bytes = assemble(messages);
+      expect(starts(bytes).slice(1).filter((o) => o % 8_192 === 0)).toEqual([]);
+      // the same messages in the same order, only Flushes added
+      expect(starts(bytes).map((o) => String.fromCharCode(bytes[o]!)).join('').replace(/H/g, '')).toBe('BES');
+    }
+  });
+
   it('refuses a malformed length', () => {
     const reader = new MessageReader({ maxMessageBytes: 1_000 });
     reader.push(Buffer.from([0, 0, 0, 2, 0, 0, 0, 0]));
@@ -161,6 +176,22 @@ describe('embedded wire server', () => {
       expect(await sql`SELECT 41 + 1 AS n`).toEqual([{ n: 42 }]);
     } finally {
       await sql.end();
+    }
+  });
+
+  it('answers a batch whose messages fall on 8 KB boundaries (PGlite drops them otherwise)', async () => {
+    // The Bind of a prepared statement grows a byte per query: one of them puts the Execute (or
+    // the Sync) exactly at 16,384 bytes into the call, where PGlite would stop reading.
+    const sql = client();
+    try {
+      const sizes = Array.from({ length: 40 }, (_, i) => 16_384 - 45 + i);
+      const lengths = await Promise.race([
+        Promise.all(sizes.map((n) => sql`SELECT length(${'x'.repeat(n)}::text) AS n`.then((r) => r[0]!.n as number))),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('a query never got its answer')), 10_000)),
+      ]);
+      expect(lengths).toEqual(sizes);
+    } finally {
+      await sql.end({ timeout: 1 });
     }
   });
 
@@ -195,6 +226,20 @@ describe('embedded wire server', () => {
       ).rejects.toMatchObject({ code: '54000' });
       expect(await sql`SELECT count(*)::int AS n FROM w WHERE id = 99`).toEqual([{ n: 0 }]);
       expect(await sql`SELECT 1 AS one`).toEqual([{ one: 1 }]);
+    } finally {
+      await sql.end();
+    }
+  });
+
+  it('refuses a statement of more than 32,767 parameters with an error, and goes on', async () => {
+    // PGlite's parser reads the parameter count as signed 16 bits: 32,768 or more killed it
+    const sql = client();
+    try {
+      await sql`CREATE TABLE six (a int, b int, c int, d int, e int, f int)`;
+      const rows = (n: number) => Array.from({ length: n }, (_, i) => ({ a: i, b: i, c: i, d: i, e: i, f: i }));
+      await sql`INSERT INTO six ${sql(rows(5_461))}`; // 32,766 parameters
+      await expect(sql`INSERT INTO six ${sql(rows(5_462))}`).rejects.toMatchObject({ code: '54000', message: expect.stringMatching(/32772 parameters/) });
+      expect(await sql`SELECT count(*)::int AS n FROM six`).toEqual([{ n: 5_461 }]);
     } finally {
       await sql.end();
     }
