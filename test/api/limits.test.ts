@@ -46,6 +46,19 @@ describe('per-minute limit', () => {
     expect(after.headers.get('x-ratelimit-remaining')).toBe('9');
   });
 
+  it('issues at most 5 free keys an hour per address, and its 429 headers agree with each other', async () => {
+    for (let i = 0; i < 5; i++) expect((await t.post('/v1/auth/free-key', { email: `issue${i}@example.test` })).status).toBe(201);
+    const refused = await t.post('/v1/auth/free-key', { email: 'issue5@example.test' });
+    expect(refused.status).toBe(429);
+    expect(refused.body).toEqual({ error: 'rate_limit_exceeded', message: expect.stringContaining('5 free keys an hour'), status: 429 });
+    const hourEnd = (Math.floor(clock / 3_600_000) + 1) * 3_600;
+    const retry = hourEnd - Math.floor(clock / 1000);
+    expect(Number(refused.headers.get('x-ratelimit-reset'))).toBe(hourEnd);
+    expect(Number(refused.headers.get('retry-after'))).toBe(retry);
+    expect(refused.headers.get('ratelimit')).toBe(`"issue";r=0;t=${retry}`);
+    expect(refused.headers.get('x-ratelimit-limit')).toBe('5');
+  });
+
   it('limits each key on its own', async () => {
     const a = await t.key('builder');
     const b = await t.key('builder');
