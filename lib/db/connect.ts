@@ -35,8 +35,11 @@ export function createPool(url: string, max: number, statementTimeoutMs = 0): Sq
   return postgres(url, {
     max,
     onnotice: () => {},
-    // numeric and bigint come back as exact strings; api/format.ts turns them into JSON numbers
-    connection: { application_name: 'afrates', ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}) } as Record<string, string | number> as never,
+    // numeric and bigint come back as exact strings; api/format.ts turns them into JSON numbers.
+    // jit off: our statements read a few thousand rows at most, and a server's JIT compiles any
+    // plan whose estimated cost passes jit_above_cost, however few rows it reads: a 42-candle page
+    // took 1.2 s, all of it LLVM (cost estimates inflated by enable_nestloop = off pass it always).
+    connection: { application_name: 'afrates', jit: 'off', ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}) } as Record<string, string | number> as never,
     idle_timeout: max === 1 ? 0 : 30,
   });
 }

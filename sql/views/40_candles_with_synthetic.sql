@@ -19,8 +19,10 @@
 -- again, took ~50). Every join here is between lists of buckets of like size, so hash and merge
 -- joins are always right: nested loops are switched off, because without table statistics (the
 -- embedded database has no autovacuum to gather them) the planner guessed 7 rows and joined
--- 10,000 x 10,000 (35 s). Numbers leave as numeric: a cast to float8 in the server goes through
--- text twice and cost more than the rest of the page.
+-- 10,000 x 10,000 (35 s). That adds 10^10 to every plan's estimated cost, which on a server passes
+-- jit_above_cost however small the page: JIT is off too (it spent 1.2 s compiling a 42-row page).
+-- Numbers leave as numeric: a cast to float8 in the server goes through text twice and cost more
+-- than the rest of the page.
 -- Read by: GET /v1/rates/historical (candle_page), premium_series, certificates.
 DROP VIEW IF EXISTS candles_with_synthetic CASCADE;
 DROP FUNCTION IF EXISTS candles_with_synthetic(text, text, timestamptz, timestamptz, integer) CASCADE;
@@ -74,6 +76,7 @@ RETURNS TABLE ("interval" text, bucket timestamptz, pair text, base text, quote 
                synthetic_price numeric, premium numeric, premium_pct numeric)
 LANGUAGE plpgsql STABLE
 SET enable_nestloop = off
+SET jit = off
 AS $fn$
 DECLARE
   v_base text;
@@ -104,6 +107,7 @@ RETURNS TABLE (t text, open numeric, high numeric, low numeric, close numeric, v
                synthetic numeric, venues integer, venue_min numeric, venue_max numeric, venue_mean numeric)
 LANGUAGE plpgsql STABLE
 SET enable_nestloop = off
+SET jit = off
 AS $fn$
 DECLARE
   v_base text;
