@@ -28,6 +28,7 @@ DROP VIEW IF EXISTS candles_with_synthetic CASCADE;
 DROP FUNCTION IF EXISTS candles_with_synthetic(text, text, timestamptz, timestamptz, integer) CASCADE;
 DROP FUNCTION IF EXISTS candle_page(text, text, timestamptz, timestamptz, integer) CASCADE;
 DROP FUNCTION IF EXISTS synthetic_candles_sql() CASCADE;
+DROP FUNCTION IF EXISTS synthetic_candles_sql(text) CASCADE;
 DROP FUNCTION IF EXISTS candles_until(text, text, timestamptz, timestamptz, integer) CASCADE;
 
 -- candles_until(interval, pair, from, to, limit): where a read of at most `limit` of a pair's
@@ -40,32 +41,35 @@ BEGIN
   IF p_limit IS NULL THEN
     RETURN p_to;
   END IF;
-  EXECUTE $q$
-    SELECT bucket FROM candles
-    WHERE interval = $1 AND pair = $2 AND bucket >= $3 AND bucket < $4
-    ORDER BY bucket OFFSET $5 LIMIT 1
-  $q$ INTO v_until USING p_interval, p_pair, p_from, p_to, p_limit;
+  EXECUTE format($q$
+    SELECT bucket FROM %I
+    WHERE pair = $1 AND bucket >= $2 AND bucket < $3
+    ORDER BY bucket OFFSET $4 LIMIT 1
+  $q$, candle_aggregate(p_interval)) INTO v_until USING p_pair, p_from, p_to, p_limit;
   RETURN coalesce(v_until, p_to);
 END $fn$;
 
--- The query: each candle in [$3, $9) (c), the USDT leg's VWAP in the same bucket (u), and the FX
--- rate in force at the bucket's hour, from its hourly materialisation (m) or, for an hour not in it
--- yet, looked up directly (d). Columns: the candle's, usd_price, units_per_usd, fresh_sources.
+-- The query: each candle of the level's aggregate in [$3, $9) (c), the USDT leg's VWAP in the same
+-- bucket (u), and the FX rate in force at the bucket's hour, from its hourly materialisation (m)
+-- or, for an hour not in it yet, looked up directly (d). Columns: the candle's (as the `candles`
+-- view has them), usd_price, units_per_usd, fresh_sources.
 -- Parameters: $1 interval, $2 pair, $3 from, $6 the USDT leg (NULL when the base is a USD coin),
 -- $8 quote, $9 until (exclusive).
-CREATE FUNCTION synthetic_candles_sql() RETURNS text LANGUAGE sql IMMUTABLE AS $body$
-  SELECT $q$
-  SELECT c.*, CASE WHEN $6 IS NULL THEN 1::numeric ELSE u.vwap END AS usd_price,
+CREATE FUNCTION synthetic_candles_sql(p_interval text) RETURNS text LANGUAGE sql IMMUTABLE AS $body$
+  SELECT format($q$
+  SELECT $1::text AS interval, c.bucket, c.pair, c.open, c.high, c.low, c.close, c.pv, c.volume,
+         c.trades::numeric AS trades, vwap(c.pv, c.volume) AS vwap, c.first_trade_at, c.last_trade_at,
+         CASE WHEN $6 IS NULL THEN 1::numeric ELSE vwap(u.pv, u.volume) END AS usd_price,
          coalesce(m.units_per_usd, d.units_per_usd) AS units_per_usd,
          coalesce(m.fresh_sources, d.fresh_sources) AS fresh_sources
-  FROM candles c
-  LEFT JOIN candles u ON u.interval = $1 AND u.pair = $6 AND u.bucket = c.bucket AND u.bucket >= $3 AND u.bucket < $9
+  FROM %1$I c
+  LEFT JOIN %1$I u ON u.pair = $6 AND u.bucket = c.bucket AND u.bucket >= $3 AND u.bucket < $9
   LEFT JOIN fx_in_force m ON m.currency = $8 AND m.hour = date_trunc('hour', c.bucket)
                          AND m.hour >= date_trunc('hour', $3) AND m.hour < $9
   -- OFFSET 0 keeps the condition in front of the call: the lookup runs only for a missing hour
   LEFT JOIN LATERAL (SELECT * FROM fx_rate_at($8, date_trunc('hour', c.bucket)) WHERE m.hour IS NULL OFFSET 0) d ON true
-  WHERE c.interval = $1 AND c.pair = $2 AND c.bucket >= $3 AND c.bucket < $9
-  $q$
+  WHERE c.pair = $2 AND c.bucket >= $3 AND c.bucket < $9
+  $q$, candle_aggregate(p_interval))
 $body$;
 
 CREATE FUNCTION candles_with_synthetic(p_interval text, p_pair text, p_from timestamptz, p_to timestamptz, p_limit integer DEFAULT NULL)
@@ -91,7 +95,7 @@ BEGIN
          r.usd_price * r.units_per_usd,
          r.vwap - r.usd_price * r.units_per_usd,
          (r.vwap - r.usd_price * r.units_per_usd) / (r.usd_price * r.units_per_usd) * 100
-  FROM (' || synthetic_candles_sql() || ') r
+  FROM (' || synthetic_candles_sql(p_interval) || ') r
   ORDER BY r.bucket'
   USING p_interval, p_pair, p_from, p_to, p_limit,
         CASE WHEN v_base IN ('USDT', 'USDC') THEN NULL ELSE v_base || 'USDT' END, v_base, v_quote,
@@ -121,7 +125,7 @@ DECLARE
       WHERE v.pair = $2 AND v.bucket >= $3 AND v.bucket < $9$v$
     ELSE $v$
       SELECT bucket, count(*)::integer AS n, min(vwap) AS lo, max(vwap) AS hi, avg(vwap) AS mean
-      FROM (SELECT time_bucket($10, e.bucket) AS bucket, sum(e.pv) / sum(e.volume) AS vwap
+      FROM (SELECT time_bucket($10, e.bucket) AS bucket, vwap(sum(e.pv), sum(e.volume)) AS vwap
             FROM candles_5m_by_exchange e
             WHERE e.pair = $2 AND e.bucket >= $3 AND e.bucket < $9
             GROUP BY 1, e.exchange) per_venue
@@ -135,7 +139,7 @@ BEGIN
   RETURN QUERY EXECUTE $q$SELECT to_char(r.bucket AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"'),
          r.open, r.high, r.low, r.close, r.vwap, r.volume, r.usd_price * r.units_per_usd,
          coalesce(s.n, 0), s.lo, s.hi, s.mean
-  FROM ($q$ || synthetic_candles_sql() || ') r LEFT JOIN (' || v_spread || ') s ON s.bucket = r.bucket
+  FROM ($q$ || synthetic_candles_sql(p_interval) || ') r LEFT JOIN (' || v_spread || ') s ON s.bucket = r.bucket
   ORDER BY r.bucket'
   USING p_interval, p_pair, p_from, p_to, p_limit,
         CASE WHEN v_base IN ('USDT', 'USDC') THEN NULL ELSE v_base || 'USDT' END, v_base, v_quote,

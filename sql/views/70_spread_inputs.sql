@@ -18,7 +18,7 @@ LANGUAGE sql STABLE AS $$
     ORDER BY c.bucket DESC
     LIMIT 1
   )
-  SELECT e.exchange, e.bucket, e.low, e.high, e.pv / e.volume, e.last_trade_at
+  SELECT e.exchange, e.bucket, e.low, e.high, vwap(e.pv, e.volume), e.last_trade_at
   FROM candles_5m_by_exchange e JOIN newest n ON e.bucket = n.bucket
   WHERE e.pair = p_pair
   UNION ALL

@@ -8,7 +8,7 @@ CREATE FUNCTION live_sources(p_at timestamptz)
 RETURNS TABLE (pair text, exchange text, bucket timestamptz, vwap numeric, pv numeric, volume numeric,
                last_trade_at timestamptz)
 LANGUAGE sql STABLE AS $$
-  SELECT DISTINCT ON (e.pair, e.exchange) e.pair, e.exchange, e.bucket, e.pv / e.volume, e.pv, e.volume,
+  SELECT DISTINCT ON (e.pair, e.exchange) e.pair, e.exchange, e.bucket, vwap(e.pv, e.volume), e.pv, e.volume,
          e.last_trade_at
   FROM candles_5m_by_exchange e
   JOIN pairs p ON p.pair = e.pair AND p.visibility = 'public'
