@@ -32,6 +32,13 @@ import { check, fmt, header, limitRow, machine, median, percentile, round, since
 
 /** Limits (issue 9); the page's over HTTP differs by database. */
 const LIMITS = { pageSqlMs: 40, pageHttpServerMs: 150, pageHttpEmbeddedMs: 600, premiumSqlMs: 50, liveRatio: 0.6, liveP99Ms: 10, marketsRatio: 0.4, apiRssMb: 150 };
+/**
+ * The same targets as ratios to floors measured in the same run, so that a slower or busier machine
+ * moves both sides: issue 9 gives the page's SQL 40 ms where reading 10,000 rows of a materialised
+ * aggregate takes ~10-20 ms (2.67x the middle of that), and the page over HTTP 150 ms where its SQL,
+ * JSON and gzip take ~100 ms (1.5x).
+ */
+const FLOOR_LIMITS = { pageSqlRatio: 40 / 15, pageHttpRatio: 150 / 100 };
 
 /** An API-only process (ROLE=api) on the same database: its RSS once it listens, in MB. */
 async function apiOnlyRss(databaseUrl: string): Promise<number> {
@@ -309,7 +316,11 @@ async function main(): Promise<void> {
     const sqlTo = new Date(pageEnd.getTime() + DAY);
     const pageSql = await timeQuery(10, () => t.db.sql`SELECT * FROM candle_page('5m', 'BTCNGN', ${pageStart}, ${sqlTo}, ${PAGE_ROWS + 1})`);
     const premiumSql = await timeQuery(20, () => t.db.sql`SELECT * FROM premium_series('BTCNGN', '1d', ${new Date(sqlTo.getTime() - 30 * DAY)}, ${sqlTo})`);
-    console.log(`  SQL: page ${fmt(median(pageSql))} ms p50, premium 30 d at 1d ${fmt(median(premiumSql))} ms p50 / ${fmt(Math.max(...premiumSql))} ms max`);
+    // the floor of the page's SQL: 10,000 rows of the 5-minute aggregate, read by the same client
+    const floorRead = await timeQuery(10, () => t.db.sql`
+      SELECT bucket, open, high, low, close, pv, volume FROM candles_5m
+      WHERE pair = 'BTCNGN' AND bucket >= ${pageStart} ORDER BY bucket LIMIT ${PAGE_ROWS + 1}`);
+    console.log(`  SQL: page ${fmt(median(pageSql))} ms p50 (10,000 rows of the 5m aggregate alone: ${fmt(median(floorRead))} ms), premium 30 d at 1d ${fmt(median(premiumSql))} ms p50 / ${fmt(Math.max(...premiumSql))} ms max`);
     const rssApi = onServer ? await apiOnlyRss(t.db.url) : null;
 
     const apiBase = new URL(t.api.url);
@@ -340,6 +351,11 @@ async function main(): Promise<void> {
     const plainMs = await single({});
     const gzMs = await single(GZIP);
     probeAgent.destroy();
+    // the floor of the page over HTTP: its SQL, then JSON and gzip of the same 3.3 MB body, nothing else
+    const jsonMs = median(await timeQuery(5, async () => JSON.stringify(page)));
+    const body = Buffer.from(JSON.stringify(page));
+    const gzipMs = median(await timeQuery(5, () => new Promise((resolve) => zlib.gzip(body, { level: 4 }, resolve))));
+    const httpFloorMs = median(pageSql) + jsonMs + gzipMs;
     const synthetic = (page.data as { verification: { synthetic_price: number | null } }[]).filter((c) => c.verification.synthetic_price !== null).length;
 
     const small = (name: string, base: URL, path: string, keyed: boolean): Phase => ({
@@ -407,7 +423,13 @@ async function main(): Promise<void> {
       table([
         ['figure', 'value', 'limit', 'ratio'],
         onServer ? limitRow('10k page, SQL alone p50, ms', median(pageSql), LIMITS.pageSqlMs) : ['10k page, SQL alone p50, ms', median(pageSql), '-', '-'],
+        onServer
+          ? limitRow('  / reading 10k rows of the 5m aggregate', median(pageSql) / median(floorRead), FLOOR_LIMITS.pageSqlRatio)
+          : ['  / reading 10k rows of the 5m aggregate', round(median(pageSql) / median(floorRead)), '-', '-'],
         limitRow('10k page over HTTP, alone, ms', plainMs, onServer ? LIMITS.pageHttpServerMs : LIMITS.pageHttpEmbeddedMs),
+        onServer
+          ? limitRow('  gzip / (page SQL + JSON + gzip)', gzMs / httpFloorMs, FLOOR_LIMITS.pageHttpRatio)
+          : ['  gzip / (page SQL + JSON + gzip)', round(gzMs / httpFloorMs), '-', '-'],
         limitRow('premium 30 d at 1d, SQL, slowest of 20 calls, ms', Math.max(...premiumSql), LIMITS.premiumSqlMs),
         limitRow('live req/s / bare Koa req/s', live.rps / bareRps, LIMITS.liveRatio, true),
         limitRow('live p99 at concurrency 16, ms', live.p99, LIMITS.liveP99Ms),
@@ -422,7 +444,16 @@ async function main(): Promise<void> {
       at: new Date().toISOString(),
       machine: m,
       database: onServer ? 'server' : 'embedded',
-      page: { rows: PAGE_ROWS, bytes: plain.bytes, gzip_bytes: gz.bytes, single_ms: round(plainMs), single_gzip_ms: round(gzMs), sql_p50_ms: round(median(pageSql)) },
+      page: {
+        rows: PAGE_ROWS,
+        bytes: plain.bytes,
+        gzip_bytes: gz.bytes,
+        single_ms: round(plainMs),
+        single_gzip_ms: round(gzMs),
+        sql_p50_ms: round(median(pageSql)),
+        floor_read_ms: round(median(floorRead)),
+        floor_http_ms: round(httpFloorMs),
+      },
       premium: { sql_p50_ms: round(median(premiumSql)), sql_max_ms: round(Math.max(...premiumSql)) },
       rss_api_mb: rssApi === null ? null : round(rssApi),
       ratios: { live: round(live.rps / bareRps, 3), markets: round(markets.rps / bareRps, 3) },
