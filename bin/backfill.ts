@@ -77,7 +77,8 @@ function lines(): BackfillProgress & { stop(): void } {
 }
 
 const progress = process.stdout.isTTY ? bars() : lines();
-const pipeline = new Pipeline({ config, log, sql: db.sql, venues, copyTrades: db.kind === 'server' });
+// the simulated market (make demo's, DEMO=1) has no limits to respect; real venues get their published pacing
+const pipeline = new Pipeline({ config, log, sql: db.sql, venues, copyTrades: db.kind === 'server', unpaced: config.market === 'simulated' });
 try {
   const report = await backfill(pipeline, db.sql, log, { pairs, from, to }, progress);
   progress.stop();
