@@ -28,20 +28,24 @@ export const operations: Operation[] = [
   { method: 'get', path: '/v1/rates/markets', summary: 'Live rates of every active pair', tier: 'builder', query: marketsQuery, response: MARKETS_RESPONSE },
 ];
 
+/** The flags a live request's key must allow, and the pairs it names (GET /v1/rates/live and /v1/rates/stream). */
+export function livePairs(ctx: AppContext, deps: AppDeps, q: { pairs: string; include_synthetic?: boolean; include_sources?: boolean; include_audit?: boolean }): string[] {
+  if (q.include_synthetic) requireTier(ctx, 'builder', 'include_synthetic');
+  if (q.include_sources) requireTier(ctx, 'builder', 'include_sources');
+  if (q.include_audit) requireTier(ctx, 'enterprise', 'include_audit');
+  const names = [...new Set(q.pairs.split(',').map((p) => p.trim()).filter(Boolean))];
+  if (names.length === 0) throw validationError("query parameter 'pairs' must list at least one pair");
+  if (names.length > MAX_PAIRS) throw validationError(`query parameter 'pairs' lists more than ${MAX_PAIRS} pairs`);
+  return names.map((n) => knownPair(deps, n, 'pairs').pair);
+}
+
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/rates/live', async (ctx: AppContext) => {
     const started = performance.now();
     const q = parseQuery(liveQuery, ctx.query);
     const tier = ctx.state.customer!.tier;
     if (q.min_confidence !== undefined) requireTier(ctx, 'builder', 'min_confidence');
-    if (q.include_synthetic) requireTier(ctx, 'builder', 'include_synthetic');
-    if (q.include_sources) requireTier(ctx, 'builder', 'include_sources');
-    if (q.include_audit) requireTier(ctx, 'enterprise', 'include_audit');
-
-    const names = [...new Set(q.pairs.split(',').map((p) => p.trim()).filter(Boolean))];
-    if (names.length === 0) throw validationError("query parameter 'pairs' must list at least one pair");
-    if (names.length > MAX_PAIRS) throw validationError(`query parameter 'pairs' lists more than ${MAX_PAIRS} pairs`);
-    const pairs = names.map((n) => knownPair(deps, n, 'pairs').pair);
+    const pairs = livePairs(ctx, deps, q);
 
     const presentation = { tier, includeSynthetic: q.include_synthetic, includeSources: q.include_sources, includeAudit: q.include_audit, market: deps.snapshot.market ?? deps.config.market };
     const now = Date.now();

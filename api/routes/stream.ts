@@ -5,16 +5,15 @@
 // (it missed a refresh) gets the current state at once. Opening a stream is one request for the
 // rate limits; a key may hold STREAMS_PER_KEY of them open (docs/decisions.md, "Web").
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
-import { validationError } from '../errors.js';
 import { presentLive } from '../live/present.js';
-import { knownPair, requireTier, type Operation } from '../operation.js';
+import type { Operation } from '../operation.js';
 import { STREAM_EVENT, type StreamEvent } from '../schemas.js';
+import { livePairs } from './live.js';
 import { lastEventId, missed, streamsOf } from '../sse.js';
 import { tierLabel, type Tier } from '../tiers.js';
 import { timestamp } from '../format.js';
 import { BOOL, parseQuery } from '../validate.js';
 
-const MAX_PAIRS = 50;
 
 /** Open streams per key, by tier. Every tier may stream; the caps keep idle connections bounded. */
 export const STREAMS_PER_KEY: Readonly<Record<Tier, number>> = { free: 1, builder: 3, professional: 10, enterprise: 50 };
@@ -50,13 +49,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/rates/stream', async (ctx: AppContext) => {
     const q = parseQuery(query, ctx.query);
     const customer = ctx.state.customer!;
-    if (q.include_synthetic) requireTier(ctx, 'builder', 'include_synthetic');
-    if (q.include_sources) requireTier(ctx, 'builder', 'include_sources');
-    if (q.include_audit) requireTier(ctx, 'enterprise', 'include_audit');
-    const names = [...new Set(q.pairs.split(',').map((p) => p.trim()).filter(Boolean))];
-    if (names.length === 0) throw validationError("query parameter 'pairs' must list at least one pair");
-    if (names.length > MAX_PAIRS) throw validationError(`query parameter 'pairs' lists more than ${MAX_PAIRS} pairs`);
-    const pairs = names.map((n) => knownPair(deps, n, 'pairs').pair);
+    const pairs = livePairs(ctx, deps, q);
 
     const cap = STREAMS_PER_KEY[customer.tier];
     const owner = customer.keyId !== undefined ? `key:${customer.keyId}` : customer.id;
