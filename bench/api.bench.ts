@@ -28,7 +28,7 @@ import { generateFx, generateTrades } from '../test/support/market.js';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { check, fmt, header, limitRow, machine, median, percentile, round, since, table } from './support.js';
+import { check, fmt, header, limitRow, machine, median, percentile, round, runBench, since, table } from './support.js';
 
 /** Limits (issue 9); the page's over HTTP differs by database. */
 const LIMITS = { pageSqlMs: 40, pageHttpServerMs: 150, pageHttpEmbeddedMs: 600, premiumSqlMs: 50, liveRatio: 0.6, liveP99Ms: 10, marketsRatio: 0.4, apiRssMb: 150 };
@@ -474,10 +474,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

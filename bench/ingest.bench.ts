@@ -21,7 +21,7 @@ import { createLogger } from '../lib/log.js';
 import { batchesUnder, insertTrades, MAX_STATEMENT_BYTES, type TradeRow } from '../pipeline/store.js';
 import { openTestDatabase } from '../test/support/db.js';
 import { generateTrades } from '../test/support/market.js';
-import { check, fmt, header, limitRow, machine, median, round, since, table } from './support.js';
+import { check, fmt, header, limitRow, machine, median, round, runBench, since, table } from './support.js';
 
 const ON_SERVER = Boolean(process.env.BENCH_DATABASE_URL);
 if (ON_SERVER) process.env.TEST_DATABASE_URL = process.env.BENCH_DATABASE_URL; // the test support creates and drops it
@@ -278,10 +278,4 @@ async function main(): Promise<void> {
   console.log(JSON.stringify(json));
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

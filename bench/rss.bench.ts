@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { check, fmt, header, limitRow, round, table } from './support.js';
+import { check, fmt, header, limitRow, round, runBench, table } from './support.js';
 
 const REST_SECONDS = Number(process.env.REST_SECONDS ?? 60);
 const SAMPLE_MS = 5_000;
@@ -72,10 +72,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -19,7 +19,7 @@ import type { EmbeddedStats } from '../lib/db/embedded.js';
 import { insertTrades } from '../pipeline/store.js';
 import { LISTINGS, startTestApi } from '../test/support/api.js';
 import { generateTrades } from '../test/support/market.js';
-import { check, fmt, header, percentile, round, table } from './support.js';
+import { check, fmt, header, percentile, round, runBench, table } from './support.js';
 
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 10);
 const RATE = Number(process.env.SOAK_RATE ?? 50);
@@ -237,10 +237,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -77,3 +77,14 @@ export function limitRow(label: string, value: number, limit: number, atLeast = 
   const ok = atLeast ? ratio >= 1 : ratio <= 1;
   return [label, value, limit, `${ratio.toFixed(2)}x ${ok ? 'ok' : 'MISSED'}`];
 }
+
+/** Runs a benchmark's main: exit 0 when it ends, 1 with the error when it fails (a check included). */
+export function runBench(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}

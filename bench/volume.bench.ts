@@ -22,7 +22,7 @@ import { createLogger } from '../lib/log.js';
 import { Pipeline } from '../pipeline/runner.js';
 import { startSimMarket } from '../pipeline/sim/index.js';
 import { venues } from '../pipeline/venues/index.js';
-import { check, fmt, header, limitRow, machine, median, round, since, table } from './support.js';
+import { check, fmt, header, limitRow, machine, median, round, runBench, since, table } from './support.js';
 
 const MIN = 60_000;
 const DAY = 86_400_000;
@@ -167,10 +167,4 @@ async function main(): Promise<void> {
   );
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);
