@@ -111,6 +111,7 @@ async function main(): Promise<void> {
       FROM trades WHERE time >= ${new Date(dayStart)} AND time < ${new Date(dayStart + DAY)}`;
     await db.sql`SELECT compress_chunk(c, if_not_compressed => true) FROM show_chunks('trades', older_than => ${new Date(dayStart + (d + 1) * DAY + 1)}::timestamptz) c`;
     await refreshAggregates(db.sql, { now: new Date(dayStart + (d + 1) * DAY) });
+    await db.sql`CHECKPOINT`; // as the pipeline's hourly storage jobs do: pg_wal is recycled, not kept
     copyMs.push(since(t1));
     progressLog(`day ${d + 1}/${DAYS} copied in ${fmt(copyMs.at(-1)! / 1000)} s`);
   }
