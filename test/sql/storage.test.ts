@@ -59,7 +59,7 @@ describe('compression', () => {
   it('compresses chunks older than two days, candles unchanged and exact', async () => {
     const before = await readCandles();
     const ran = await runStorageJobs(db.sql);
-    expect(ran.map((r) => r.job)).toEqual(['policy_compression', 'vacuum_analyze']);
+    expect(ran.map((r) => r.job)).toEqual(['policy_compression', 'vacuum_analyze', 'checkpoint']);
     const all = await chunks();
     for (const c of all) expect(c.is_compressed, c.range_start.toISOString()).toBe(c.range_start.getTime() + DAY <= Date.now() - 2 * DAY);
     expect(all.filter((c) => c.is_compressed).length).toBeGreaterThanOrEqual(3);
@@ -86,7 +86,7 @@ describe('retention', () => {
     const before = await readCandles();
     await configureRetention(db.sql, 4);
     const ran = await runStorageJobs(db.sql);
-    expect(ran.map((r) => r.job)).toEqual(['policy_retention', 'policy_compression', 'vacuum_analyze']);
+    expect(ran.map((r) => r.job)).toEqual(['policy_retention', 'policy_compression', 'vacuum_analyze', 'checkpoint']);
     const [oldest] = await db.sql<{ t: Date }[]>`SELECT min(time) AS t FROM trades`;
     expect(oldest!.t.getTime()).toBeGreaterThanOrEqual(today - 5 * DAY);
     // a refresh pass after the drop must not touch what the raw trades no longer back
