@@ -21,6 +21,7 @@ import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import zlib from 'node:zlib';
 import Koa from 'koa';
+import { GZIP_LEVEL } from '../api/middleware/compress.js';
 import { refreshAggregates } from '../lib/db/refresh.js';
 import { insertFxRates, insertTrades } from '../pipeline/store.js';
 import { startTestApi, type TestApi } from '../test/support/api.js';
@@ -28,7 +29,7 @@ import { generateFx, generateTrades } from '../test/support/market.js';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { check, fmt, header, limitRow, machine, median, percentile, round, runBench, since, table } from './support.js';
+import { check, fmt, header, limitRow, machine, median, percentile, procMemoryMb, round, runBench, since, table } from './support.js';
 
 /** Limits (issue 9); the page's over HTTP differs by database. */
 const LIMITS = { pageSqlMs: 40, pageHttpServerMs: 150, pageHttpEmbeddedMs: 600, premiumSqlMs: 50, liveRatio: 0.6, liveP99Ms: 10, marketsRatio: 0.4, apiRssMb: 150 };
@@ -59,8 +60,7 @@ async function apiOnlyRss(databaseUrl: string): Promise<number> {
       proc.on('exit', (code) => reject(new Error(`the API-only process exited with ${code}`)));
     });
     await new Promise((r) => setTimeout(r, 2_000)); // settled after start-up
-    const kb = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${proc.pid}/status`, 'utf8'))?.[1]);
-    return kb / 1024;
+    return procMemoryMb(proc.pid!);
   } finally {
     proc.kill('SIGTERM');
     await new Promise((r) => proc.once('exit', r));
@@ -354,7 +354,7 @@ async function main(): Promise<void> {
     // the floor of the page over HTTP: its SQL, then JSON and gzip of the same 3.3 MB body, nothing else
     const jsonMs = median(await timeQuery(5, async () => JSON.stringify(page)));
     const body = Buffer.from(JSON.stringify(page));
-    const gzipMs = median(await timeQuery(5, () => new Promise((resolve) => zlib.gzip(body, { level: 4 }, resolve))));
+    const gzipMs = median(await timeQuery(5, () => new Promise((resolve) => zlib.gzip(body, { level: GZIP_LEVEL }, resolve))));
     const httpFloorMs = median(pageSql) + jsonMs + gzipMs;
     const synthetic = (page.data as { verification: { synthetic_price: number | null } }[]).filter((c) => c.verification.synthetic_price !== null).length;
 

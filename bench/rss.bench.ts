@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { check, fmt, header, limitRow, round, runBench, table } from './support.js';
+import { check, fmt, header, limitRow, procMemoryMb, round, runBench, table } from './support.js';
 
 const REST_SECONDS = Number(process.env.REST_SECONDS ?? 60);
 const SAMPLE_MS = 5_000;
@@ -21,8 +21,6 @@ const READY_TIMEOUT_MS = 300_000;
 
 check(Number.isFinite(REST_SECONDS) && REST_SECONDS > 0, `REST_SECONDS must be a positive number, not ${process.env.REST_SECONDS}`);
 
-const rssMb = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
-const hwmMb = (pid: number): number => Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
 
 async function main(): Promise<void> {
   header('rss: make demo (database, simulated market, pipeline, API in one process) at rest', [
@@ -50,15 +48,14 @@ async function main(): Promise<void> {
       });
       proc.on('exit', (code) => reject(new Error(`the demo exited with ${code} before it was ready`)));
     });
-    proc.stdout.resume(); // keep reading its log, or it blocks on a full pipe
     const readyS = (performance.now() - t0) / 1000;
-    const samples: Array<[number, number]> = [[0, rssMb(proc.pid!)]];
+    const samples: Array<[number, number]> = [[0, procMemoryMb(proc.pid!)]];
     for (let s = SAMPLE_MS; s <= REST_SECONDS * 1000; s += SAMPLE_MS) {
       await new Promise((r) => setTimeout(r, SAMPLE_MS));
-      samples.push([s / 1000, rssMb(proc.pid!)]);
+      samples.push([s / 1000, procMemoryMb(proc.pid!)]);
     }
     const atRest = samples[samples.length - 1]![1];
-    const peak = hwmMb(proc.pid!);
+    const peak = procMemoryMb(proc.pid!, 'VmHWM');
     console.log(`  ready after ${fmt(readyS)} s (24 h of simulated history backfilled)`);
     console.log(table([['s after ready', 'rss MB'], ...samples.map(([s, mb]) => [s, round(mb, 0)])]));
     console.log('');

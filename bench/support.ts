@@ -1,4 +1,5 @@
 // Helpers shared by the benchmarks (not a benchmark itself: `make bench` runs bench/*.bench.ts only).
+import fs from 'node:fs';
 import os from 'node:os';
 
 /** Plain-text table: the first row is the header; columns are padded, numbers right-aligned. */
@@ -87,4 +88,10 @@ export function runBench(main: () => Promise<void>): void {
       process.exit(1);
     },
   );
+}
+
+/** A process's resident memory now (VmRSS) or at its peak (VmHWM), in MB, from /proc (Linux). */
+export function procMemoryMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
+  const kb = new RegExp(`${field}:\\s+(\\d+)`).exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kb) / 1024;
 }

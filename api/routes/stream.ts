@@ -14,7 +14,6 @@ import { tierLabel, type Tier } from '../tiers.js';
 import { timestamp } from '../format.js';
 import { BOOL, parseQuery } from '../validate.js';
 
-
 /** Open streams per key, by tier. Every tier may stream; the caps keep idle connections bounded. */
 export const STREAMS_PER_KEY: Readonly<Record<Tier, number>> = { free: 1, builder: 3, professional: 10, enterprise: 50 };
 

@@ -1,7 +1,7 @@
 -- candles: the three candle levels behind one name, told apart by `interval` ('5m', '1h', '1d').
--- The API and the SQL below read this view, never the aggregates directly, so an aggregate can be
--- rebuilt or a level added here without touching a route. A filter on `interval` prunes the other
--- branches. vwap(pv, volume) = pv / volume: the one definition of VWAP in afrates (an SQL function
+-- The API and the SQL below read this view or, where a level is read in bulk (the page queries),
+-- the aggregate candle_aggregate() names: a level is added here, in both, without touching a route.
+-- A filter on `interval` prunes the other branches. vwap(pv, volume) = pv / volume: the one definition of VWAP in afrates (an SQL function
 -- the planner inlines). candle_aggregate(interval) names the aggregate behind each level, for the
 -- page queries (sql/views/40_candles_with_synthetic.sql) that read one level directly: through this
 -- view every row is projected twice (union inside union), a third of a 10,000-row page's time.
