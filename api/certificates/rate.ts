@@ -1,7 +1,7 @@
 // The rate a certificate certifies: the 5-minute VWAP across venues with the live rate's outlier
 // rule applied (stateless: each bucket judged on its own), so a certificate never signs a venue the
 // published rate would have left out.
-import { outliers } from '../verification.js';
+import { combinedVwap, outliers } from '../verification.js';
 
 /** One venue's 5-minute candle: what a certified rate is combined from. */
 export interface VenueBucketRow {
@@ -25,10 +25,9 @@ export function certifiedRate(rows: readonly VenueBucketRow[]): CertifiedRate {
   const prices = rows.map((r) => Number(r.pv) / Number(r.volume));
   const out = new Set(outliers(prices));
   const kept = rows.filter((_, i) => !out.has(i));
-  const pv = kept.reduce((a, r) => a + Number(r.pv), 0);
-  const volume = kept.reduce((a, r) => a + Number(r.volume), 0);
+  const { rate, volume } = combinedVwap(kept.map((r) => ({ pv: Number(r.pv), volume: Number(r.volume) })));
   return {
-    rate: pv / volume,
+    rate,
     sources: kept.map((r) => r.exchange),
     prices: prices.filter((_, i) => !out.has(i)),
     excluded: rows.filter((_, i) => out.has(i)).map((r) => r.exchange),

@@ -5,7 +5,7 @@
 import { EventEmitter } from 'node:events';
 import type { Sql } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
-import { OUTLIER_LIMIT, outliers, STALE_SECONDS } from '../verification.js';
+import { combinedVwap, OUTLIER_LIMIT, outliers, STALE_SECONDS } from '../verification.js';
 
 export interface SourceQuote {
   readonly exchange: string;
@@ -152,11 +152,10 @@ export class LiveSnapshot {
     const excluded = this.excludeOutliers(p.pair, candidates);
     const used = candidates.filter((s) => !excluded.includes(s));
     if (used.length > 0) {
-      const pv = used.reduce((a, s) => a + s.pv, 0);
-      const volume = used.reduce((a, s) => a + s.volume, 0);
+      const { rate, volume } = combinedVwap(used);
       return {
         ...p,
-        rate: pv / volume,
+        rate,
         calculation: 'vwap',
         used: used.map((s) => ({ ...s, weight: s.volume / volume })),
         excluded,
