@@ -1,17 +1,11 @@
 // The API is this middleware list, in this order.
 import bodyParser from '@koa/bodyparser';
-import cors from '@koa/cors';
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { AppDeps, AppState } from './context.js';
-import { authenticate, requireKey } from './middleware/auth.js';
-import { compress } from './middleware/compress.js';
-import { deadline } from './middleware/deadline.js';
-import { bodyError, renderErrors } from './middleware/errors.js';
-import { serializeJson } from './middleware/json.js';
-import { measure } from './middleware/metrics.js';
-import { rateLimit } from './middleware/rateLimit.js';
-import { requestId } from './middleware/requestId.js';
+import { admit } from './middleware/auth.js';
+import { envelope } from './middleware/envelope.js';
+import { bodyError } from './middleware/errors.js';
 import { mountOpenApi } from './routes/openapi.js';
 import { operations, routeModules } from './routes/index.js';
 import { serveWeb } from './web.js';
@@ -21,13 +15,7 @@ const PUBLIC_WEB = ['/v1/board', '/v1/board/stream', '/v1/status/public'];
 const NO_KEY = new Set(['/v1/health', '/v1/auth/free-key', '/v1/openapi.json', '/v1/certificates/keys', ...PUBLIC_WEB]);
 const NOT_LIMITED = new Set(['/v1/health', ...PUBLIC_WEB]);
 
-/** Simulated data is never passed off as real: every response says so in a header. */
-function labelSimulated(deps: AppDeps): Koa.Middleware<AppState> {
-  return async function labelSimulated(ctx, next) {
-    if (deps.config.market === 'simulated' || deps.snapshot.market === 'simulated') ctx.set('X-Afrates-Data', 'simulated');
-    await next();
-  };
-}
+const HAS_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
  * The JSON body parser, with every failure of its own (not JSON, too large, a Content-Encoding
@@ -35,13 +23,15 @@ function labelSimulated(deps: AppDeps): Koa.Middleware<AppState> {
  * body is a server error.
  */
 function readBody(parse: Koa.Middleware): Koa.Middleware<AppState> {
-  return async function readBody(ctx, next) {
-    try {
-      await parse(ctx as unknown as Koa.ParameterizedContext, async () => {});
-    } catch (err) {
-      throw bodyError(err);
-    }
-    await next();
+  // not async: a request without a body passes straight on, without a promise of its own
+  return function readBody(ctx, next) {
+    if (!HAS_BODY.has(ctx.method)) return next();
+    return Promise.resolve(parse(ctx as unknown as Koa.ParameterizedContext, async () => {})).then(
+      () => next(),
+      (err: unknown) => {
+        throw bodyError(err);
+      },
+    );
   };
 }
 
@@ -68,18 +58,11 @@ export function createApp(deps: AppDeps): Koa<AppState> {
 
   // behind N proxies: the client is the address the first of them saw, the N-th entry from the right
   const app = new Koa<AppState>({ proxy: deps.config.trustProxyHops > 0, maxIpsCount: deps.config.trustProxyHops });
-  app.use(requestId());
-  app.use(labelSimulated(deps));
-  app.use(measure(deps.metrics, deps.log));
-  app.use(renderErrors());
-  app.use(deadline(deps.config.apiDeadlineMs));
-  app.use(cors({ allowMethods: ['GET', 'POST', 'DELETE', 'OPTIONS'], exposeHeaders: ['X-Afrates-Data', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'X-Request-Id', 'X-Quota-Limit', 'X-Quota-Remaining'] }));
-  app.use(compress());
+  // simulated data is never passed off as real: every answer says so in a header
+  const simulated = () => deps.config.market === 'simulated' || deps.snapshot.market === 'simulated';
+  app.use(envelope({ metrics: deps.metrics, log: deps.log, deadlineMs: deps.config.apiDeadlineMs, simulated }));
   app.use(serveWeb()); // the web pages and their assets (web/dist): before keys and limits, which are the API's
-  app.use(serializeJson());
-  app.use(authenticate(deps.keys, deps.config.gatewaySecret));
-  app.use(rateLimit(deps.limiter, NOT_LIMITED));
-  app.use(requireKey(NO_KEY, routeExists(router)));
+  app.use(admit({ keys: deps.keys, gatewaySecret: deps.config.gatewaySecret, limiter: deps.limiter, notLimited: NOT_LIMITED, public: NO_KEY, isRoute: routeExists(router) }));
   app.use(readBody(bodyParser({ enableTypes: ['json'], jsonLimit: '16kb', encoding: 'utf-8' })));
   app.use(router.routes());
   app.use(router.allowedMethods()); // 405 (or 501) with Allow: renderErrors puts it in the error shape

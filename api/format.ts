@@ -2,9 +2,14 @@
 // numbers as JSON numbers (the database hands numeric back as exact strings).
 
 export function timestamp(d: Date | number): string {
-  const iso = new Date(d).toISOString(); // 2026-01-01T00:00:00.000Z
-  return iso.endsWith('.000Z') ? `${iso.slice(0, 19)}+00:00` : `${iso.slice(0, 23)}+00:00`;
+  const ms = typeof d === 'number' ? d : d.getTime();
+  if (ms === lastTimestamp.ms) return lastTimestamp.text; // every answer's meta asks for now: many share a millisecond
+  const iso = new Date(ms).toISOString(); // 2026-01-01T00:00:00.000Z
+  const text = iso.endsWith('.000Z') ? `${iso.slice(0, 19)}+00:00` : `${iso.slice(0, 23)}+00:00`;
+  lastTimestamp = { ms, text };
+  return text;
 }
+let lastTimestamp = { ms: NaN, text: '' };
 
 export function date(d: Date | number): string {
   return new Date(d).toISOString().slice(0, 10);

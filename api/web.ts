@@ -97,35 +97,41 @@ function acceptsBrotli(header: string): boolean {
 }
 
 export function serveWeb(files = loadWebFiles()): Koa.Middleware<AppState> {
-  return async function serveWeb(ctx, next) {
+  // not async: an API request passes straight on, without a promise of its own
+  return function serveWeb(ctx, next) {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
     const page = PAGES[ctx.path] ?? PAGES[ctx.path.replace(/\/$/, '')];
     const name = page ? `/${page}` : ctx.path.startsWith('/assets/') || ctx.path === '/favicon.svg' ? ctx.path : null;
     if (!name) return next();
-    const file = files.get(name);
-    if (!file) {
-      if (page && files.size === 0) throw notFound('The web front end is not built: run `make web` (make run and make demo build it).');
-      throw notFound(`No such file: ${ctx.path.slice(0, 100)}`);
-    }
-    ctx.type = file.type;
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Referrer-Policy', 'no-referrer');
-    if (page) {
-      ctx.set('Content-Security-Policy', csp(ctx.path.replace(/\/$/, '') || '/'));
-      ctx.set('Cache-Control', 'no-cache');
-    } else {
-      ctx.set('Cache-Control', file.immutable ? 'public, max-age=31536000, immutable' : 'public, max-age=3600');
-    }
-    ctx.vary('Accept-Encoding');
-    const accept = ctx.get('Accept-Encoding');
-    if (file.br && acceptsBrotli(accept)) {
-      ctx.set('Content-Encoding', 'br');
-      ctx.body = file.br;
-    } else if (file.gzip && acceptsGzip(accept)) {
-      ctx.set('Content-Encoding', 'gzip');
-      ctx.body = file.gzip;
-    } else {
-      ctx.body = file.identity;
-    }
+    serveFile(ctx, files, name, page);
+    return Promise.resolve();
   };
+}
+
+function serveFile(ctx: Koa.ParameterizedContext<AppState>, files: Map<string, WebFile>, name: string, page: string | undefined): void {
+  const file = files.get(name);
+  if (!file) {
+    if (page && files.size === 0) throw notFound('The web front end is not built: run `make web` (make run and make demo build it).');
+    throw notFound(`No such file: ${ctx.path.slice(0, 100)}`);
+  }
+  ctx.type = file.type;
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set('Referrer-Policy', 'no-referrer');
+  if (page) {
+    ctx.set('Content-Security-Policy', csp(ctx.path.replace(/\/$/, '') || '/'));
+    ctx.set('Cache-Control', 'no-cache');
+  } else {
+    ctx.set('Cache-Control', file.immutable ? 'public, max-age=31536000, immutable' : 'public, max-age=3600');
+  }
+  ctx.vary('Accept-Encoding');
+  const accept = ctx.get('Accept-Encoding');
+  if (file.br && acceptsBrotli(accept)) {
+    ctx.set('Content-Encoding', 'br');
+    ctx.body = file.br;
+  } else if (file.gzip && acceptsGzip(accept)) {
+    ctx.set('Content-Encoding', 'gzip');
+    ctx.body = file.gzip;
+  } else {
+    ctx.body = file.identity;
+  }
 }

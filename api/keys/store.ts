@@ -31,7 +31,7 @@ export function generateKey(): string {
   return `afr_live_${out}`;
 }
 
-export const hashKey = (key: string) => crypto.createHash('sha256').update(key).digest('hex');
+export const hashKey = (key: string) => crypto.hash('sha256', key, 'hex');
 
 export interface KeyRecord {
   readonly id: number;

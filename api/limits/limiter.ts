@@ -123,7 +123,7 @@ export class RateLimiter {
   }
 
   /** The current minute's month and each tier's RateLimit-Policy, worked out once a minute. */
-  private window: { minute: number; month: ReturnType<typeof monthOf>; policy: Map<Tier, string> } | null = null;
+  private window: { minute: number; day: string; month: ReturnType<typeof monthOf>; policy: Map<Tier, string> } | null = null;
 
   private windowOf(now: number) {
     const minute = Math.floor(now / MINUTE_MS);
@@ -135,7 +135,7 @@ export class RateLimiter {
         if (rules.perMonth !== null) parts.push(`"month";q=${rules.perMonth};w=${Math.round((month.next - month.start) / 1000)}`);
         policy.set(tier, parts.join(', '));
       }
-      this.window = { minute, month, policy };
+      this.window = { minute, day: new Date(now).toISOString().slice(0, 10), month, policy };
     }
     return this.window;
   }
@@ -144,7 +144,7 @@ export class RateLimiter {
   async consume(subject: LimitSubject): Promise<Decision> {
     const rules = TIER_RULES[subject.tier];
     const now = this.now();
-    const { minute, month, policy } = this.windowOf(now);
+    const { minute, day, month, policy } = this.windowOf(now);
     const reset = ((minute + 1) * MINUTE_MS) / 1000;
     const secondsLeft = Math.max(1, reset - Math.floor(now / 1000));
 
@@ -182,8 +182,8 @@ export class RateLimiter {
       headers.RateLimit += `, "month";r=${rules.perMonth - usedThisMonth};t=${monthLeft}`;
     }
     if (subject.id.startsWith('key:')) {
-      const day = `${subject.id}|${new Date(now).toISOString().slice(0, 10)}`;
-      this.unflushedDaily.set(day, (this.unflushedDaily.get(day) ?? 0) + 1);
+      const entry = `${subject.id}|${day}`;
+      this.unflushedDaily.set(entry, (this.unflushedDaily.get(entry) ?? 0) + 1);
     }
     return { headers };
   }

@@ -4,6 +4,7 @@
 // (ages are whole seconds), so every request of one second sees the same values, and a snapshot
 // refresh (a new version) starts afresh.
 import type { CertificateSigner } from '../certificates/signer.js';
+import { SharedTail } from '../middleware/compress.js';
 import type { Tier } from '../tiers.js';
 import { assess, presentLive, type Assessment } from './present.js';
 import type { LiveEntry, LiveSnapshot } from './snapshot.js';
@@ -14,6 +15,13 @@ export interface Presentation {
   readonly includeSources?: boolean;
   readonly includeAudit?: boolean;
   readonly market?: 'real' | 'simulated';
+}
+
+export interface MarketsData {
+  readonly json: string;
+  readonly count: number;
+  /** `json` and the answer's closing brace, to follow each request's own meta (and gzip once a second). */
+  readonly answerTail: SharedTail;
 }
 
 export interface PresentedRate {
@@ -27,7 +35,7 @@ export class LiveJsonCache {
   private second = -1;
   private version = -1;
   private readonly rates = new Map<string, PresentedRate>();
-  private readonly markets = new Map<string, { json: string; count: number }>();
+  private readonly markets = new Map<string, MarketsData>();
 
   constructor(
     private readonly snapshot: LiveSnapshot,
@@ -66,7 +74,7 @@ export class LiveJsonCache {
   }
 
   /** `data` of GET /v1/rates/markets for a tier: every live pair, as JSON text, and how many. */
-  marketsData(tier: Tier, nowMs: number, isLive: (a: Assessment) => boolean): { json: string; count: number } {
+  marketsData(tier: Tier, nowMs: number, isLive: (a: Assessment) => boolean): MarketsData {
     this.current(nowMs);
     const cached = this.markets.get(tier);
     if (cached) return cached;
@@ -75,7 +83,9 @@ export class LiveJsonCache {
       const presented = this.rate(entry.pair, { tier }, nowMs)!;
       if (isLive(presented.assessment)) parts.push(`${JSON.stringify(entry.pair)}:${presented.json}`);
     }
-    const data = { json: `{${parts.join(',')}}`, count: parts.length };
+    const json = `{${parts.join(',')}}`;
+    // the answer is {"meta":{...},"data":<json>}: everything from the data on is the same for the second
+    const data = { json, count: parts.length, answerTail: new SharedTail(`${json}}`) };
     this.markets.set(tier, data);
     return data;
   }

@@ -1,11 +1,11 @@
-// Who is calling. X-API-Key, or, when GATEWAY_SECRET is set, a marketplace gateway that proves
-// itself with X-RapidAPI-Proxy-Secret and names its user and plan. Sets ctx.state.customer;
-// requireKey (below) turns its absence into 401 for every endpoint that needs a key.
+// Who is calling, and whether they may. X-API-Key, or, when GATEWAY_SECRET is set, a marketplace
+// gateway that proves itself with X-RapidAPI-Proxy-Secret and names its user and plan.
 import crypto from 'node:crypto';
 import type Koa from 'koa';
 import type { AppState, Customer } from '../context.js';
 import { ApiError } from '../errors.js';
 import type { KeyStore } from '../keys/store.js';
+import type { RateLimiter } from '../limits/limiter.js';
 import type { Tier } from '../tiers.js';
 
 const GATEWAY_PLANS: Record<string, Tier> = { BASIC: 'free', PRO: 'builder', ULTRA: 'professional', MEGA: 'enterprise' };
@@ -25,23 +25,34 @@ function gatewayCustomer(ctx: Koa.Context, secret: string | undefined): Customer
   return { id: `gateway:${user}`, tier: GATEWAY_PLANS[plan] ?? 'free', name: user };
 }
 
-export function authenticate(keys: KeyStore, gatewaySecret: string | undefined): Koa.Middleware<AppState> {
-  return async function authenticate(ctx, next) {
-    const apiKey = ctx.get('X-API-Key');
-    const customer = apiKey ? await keys.authenticate(apiKey.trim()) : gatewayCustomer(ctx as unknown as Koa.Context, gatewaySecret);
-    if (customer) ctx.state.customer = customer;
-    await next();
-  };
-}
-
 /**
- * 401 for a request without a valid key, to a route that needs one. A path or method that no
- * route serves goes on to the router's 404 or 405: a wrong address is wrong whoever asks.
+ * Who is calling, and whether they may: the caller (a key's customer or a gateway user) in
+ * ctx.state.customer; the request counted against their per-minute limit and monthly quota (the
+ * rate-limit headers set; by address at the free tier's rate without a valid key, which also slows
+ * down key guessing); then 401 for a request without a valid key to a route that needs one. A path
+ * or method that no route serves goes on to the router's 404 or 405: a wrong address is wrong
+ * whoever asks. One middleware for the three: see api/middleware/envelope.ts.
  */
-export function requireKey(publicPaths: ReadonlySet<string>, isRoute: (path: string, method: string) => boolean): Koa.Middleware<AppState> {
-  return async function requireKey(ctx, next) {
-    if (!ctx.state.customer && !publicPaths.has(ctx.path) && isRoute(ctx.path, ctx.method)) {
-      throw new ApiError(401, 'unauthorized', ctx.get('X-API-Key') ? 'The API key is invalid or revoked.' : 'Missing API key: send it in the X-API-Key header.');
+export function admit(opts: {
+  readonly keys: KeyStore;
+  readonly gatewaySecret: string | undefined;
+  readonly limiter: RateLimiter;
+  /** not counted against any limit (health; the web pages' endpoints have a limit of their own) */
+  readonly notLimited: ReadonlySet<string>;
+  /** served without a key */
+  readonly public: ReadonlySet<string>;
+  readonly isRoute: (path: string, method: string) => boolean;
+}): Koa.Middleware<AppState> {
+  return async function admit(ctx, next) {
+    const apiKey = ctx.get('X-API-Key');
+    const customer = apiKey ? await opts.keys.authenticate(apiKey.trim()) : gatewayCustomer(ctx as unknown as Koa.Context, opts.gatewaySecret);
+    if (customer) ctx.state.customer = customer;
+    if (!opts.notLimited.has(ctx.path)) {
+      const { headers } = await opts.limiter.consume(customer ?? { id: `ip:${ctx.ip}`, tier: 'free' });
+      ctx.set(headers);
+    }
+    if (!customer && !opts.public.has(ctx.path) && opts.isRoute(ctx.path, ctx.method)) {
+      throw new ApiError(401, 'unauthorized', apiKey ? 'The API key is invalid or revoked.' : 'Missing API key: send it in the X-API-Key header.');
     }
     await next();
   };

@@ -3,22 +3,56 @@
 // statement timeout cancels a slow query itself; the embedded database cannot cancel one (and one
 // connection serves everything, a pipeline refresh included), so there this is the bound a
 // customer sees. A stream (text/event-stream) is not cut: its handler returns once it has started.
-import type Koa from 'koa';
-import type { AppState } from '../context.js';
+//
+// One timer for all requests, sweeping every SWEEP_MS, rather than a timer each: a deadline is
+// seconds long and may be kept up to SWEEP_MS late, while a timer per request was a few percent of
+// an answer from memory.
 import { unavailable } from '../errors.js';
 
-export function deadline(ms: number): Koa.Middleware<AppState> {
-  return async function deadline(ctx, next) {
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(unavailable(`The request took longer than ${Math.round(ms / 1000)} s; retry shortly.`, 10)), ms);
-    });
-    const handled = next();
-    handled.catch(() => {}); // if the deadline wins, a later failure of the handler is nobody's
-    try {
-      await Promise.race([handled, expired]);
-    } finally {
-      clearTimeout(timer);
+const SWEEP_MS = 100;
+
+interface Pending {
+  readonly expiresAt: number;
+  readonly expire: () => void;
+}
+
+const pending = new Set<Pending>();
+let sweeper: NodeJS.Timeout | undefined;
+
+function sweep(): void {
+  const now = Date.now();
+  for (const p of pending) if (p.expiresAt <= now) p.expire();
+  if (pending.size === 0) {
+    clearInterval(sweeper);
+    sweeper = undefined;
+  }
+}
+
+/** `handled`, or a 503 once `ms` have passed without it settling. */
+export function withinDeadline(handled: Promise<unknown>, ms: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const entry: Pending = {
+      expiresAt: Date.now() + ms,
+      expire: () => {
+        pending.delete(entry);
+        reject(unavailable(`The request took longer than ${Math.round(ms / 1000)} s; retry shortly.`, 10));
+      },
+    };
+    pending.add(entry);
+    if (!sweeper) {
+      sweeper = setInterval(sweep, Math.min(SWEEP_MS, ms));
+      sweeper.unref();
     }
-  };
+    // if the deadline wins, the handler's later outcome is nobody's (settling twice does nothing)
+    handled.then(
+      () => {
+        pending.delete(entry);
+        resolve();
+      },
+      (err: unknown) => {
+        pending.delete(entry);
+        reject(err);
+      },
+    );
+  });
 }

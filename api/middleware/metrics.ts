@@ -41,18 +41,9 @@ export class RequestMetrics {
   }
 }
 
-export function measure(metrics: RequestMetrics, log: Logger): Koa.Middleware<AppState> {
-  return async function measure(ctx, next) {
-    const started = process.hrtime.bigint();
-    try {
-      await next();
-    } finally {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      if (ctx.path !== '/v1/health') metrics.record(ms, ctx.status);
-      log.info(
-        { requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10, customer: ctx.state.customer?.id },
-        'request',
-      );
-    }
-  };
+/** Counts an answered request and writes its access log line. */
+export function recordRequest(metrics: RequestMetrics, log: Logger, ctx: Koa.ParameterizedContext<AppState>, started: bigint): void {
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  if (ctx.path !== '/v1/health') metrics.record(ms, ctx.status);
+  log.info({ requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10, customer: ctx.state.customer?.id }, 'request');
 }

@@ -91,7 +91,7 @@ function countedNow(ctx: AppContext): { minute: number; month: number | null } {
 
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/account', async (ctx: AppContext) => {
-    parseQuery(noQuery, ctx.query);
+    parseQuery(noQuery, ctx);
     const { customerId, keyId } = caller(ctx);
     const customer = await deps.keys.customer(customerId);
     const key = (await deps.keys.keysOf(customerId)).find((k) => k.id === keyId);
@@ -136,7 +136,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
   });
 
   router.get('/v1/account/keys', async (ctx: AppContext) => {
-    parseQuery(noQuery, ctx.query);
+    parseQuery(noQuery, ctx);
     const { customerId, keyId } = caller(ctx);
     const keys = await deps.keys.keysOf(customerId);
     ctx.body = { keys: keys.map((k) => ownKey(k, keyId)) } satisfies AccountKeysResponse;

@@ -167,7 +167,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
   const status = cached(STATUS_CACHE_MS, async () => JSON.stringify(await statusBody(deps)));
 
   router.get('/v1/board', async (ctx: AppContext) => {
-    parseQuery(query, ctx.query);
+    parseQuery(query, ctx);
     await limit.consume(ctx);
     ctx.type = 'application/json';
     ctx.set('Cache-Control', `public, max-age=${BOARD_CACHE_MS / 1000}`);
@@ -175,7 +175,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
   });
 
   router.get('/v1/board/stream', async (ctx: AppContext) => {
-    parseQuery(query, ctx.query);
+    parseQuery(query, ctx);
     await limit.consume(ctx);
     const stream = streamsOf(deps).start(ctx, `ip:${ctx.ip}`, BOARD_STREAMS_PER_ADDRESS, `At most ${BOARD_STREAMS_PER_ADDRESS} open board streams per address; close one first.`);
     stream.onRefresh = (version) => void board().then((body) => stream.send(version, 'board', body));
@@ -183,7 +183,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
   });
 
   router.get('/v1/status/public', async (ctx: AppContext) => {
-    parseQuery(query, ctx.query);
+    parseQuery(query, ctx);
     await limit.consume(ctx);
     ctx.type = 'application/json';
     ctx.set('Cache-Control', `public, max-age=${STATUS_CACHE_MS / 1000}`);

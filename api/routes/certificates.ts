@@ -40,14 +40,14 @@ export const operations: Operation[] = [
 
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/certificates/keys', async (ctx: AppContext) => {
-    parseQuery(noQuery, ctx.query);
+    parseQuery(noQuery, ctx);
     ctx.body = { keys: [{ key_id: deps.signer.keyId, algorithm: 'Ed25519', public_key_pem: deps.signer.publicKeyPem }] } satisfies CertificateKeysResponse;
   });
 
   router.get('/v1/certificates/:pair', async (ctx: AppContext) => {
     requireTier(ctx, 'enterprise', 'Certificates');
     const pair = knownPair(deps, parseParams(pairParams, ctx.params).pair!, 'pair');
-    const q = parseQuery(listQuery, ctx.query);
+    const q = parseQuery(listQuery, ctx);
     const today = Math.floor(Date.now() / DAY_MS) * DAY_MS;
     const from = q.start ? dayStart(q.start) : new Date(today - 7 * DAY_MS);
     const to = q.end ? new Date(dayStart(q.end).getTime() + DAY_MS) : new Date(today + DAY_MS);
@@ -67,7 +67,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/certificates/:pair/:timestamp', async (ctx: AppContext) => {
     requireTier(ctx, 'enterprise', 'Certificates');
     const params = parseParams(certParams, ctx.params);
-    parseQuery(noQuery, ctx.query);
+    parseQuery(noQuery, ctx);
     const pair = knownPair(deps, params.pair!, 'pair');
     const at = parseTimestamp(params.timestamp!);
     if (!at) throw validationError("path parameter 'timestamp' must be ISO 8601 with a +00:00 offset, e.g. 2026-11-20T10:05:00+00:00");

@@ -19,7 +19,7 @@ export const operations: Operation[] = [
 
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/rates/eod', async (ctx: AppContext) => {
-    const q = parseQuery(query, ctx.query);
+    const q = parseQuery(query, ctx);
     const pair = knownPair(deps, q.pair, 'pair');
     if (q.date >= new Date().toISOString().slice(0, 10)) throw notFound(`${q.date} (UTC) has not ended yet; its snapshot exists from 00:00 UTC the next day.`);
     const [row] = await deps.sql`SELECT * FROM eod(${pair.pair}, ${q.date}::date)`;

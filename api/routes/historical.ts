@@ -48,7 +48,7 @@ function verification(c: PageRow, quote: string, full: boolean): Candle['verific
 
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/rates/historical', async (ctx: AppContext) => {
-    const q = parseQuery(query, ctx.query);
+    const q = parseQuery(query, ctx);
     const tier = ctx.state.customer!.tier;
     const rules = TIER_RULES[tier];
     const pair = knownPair(deps, q.pair, 'pair');

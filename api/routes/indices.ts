@@ -25,7 +25,7 @@ interface IndexRow {
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/indices', async (ctx: AppContext) => {
     requireTier(ctx, 'builder', 'GET /v1/indices');
-    const q = parseQuery(query, ctx.query);
+    const q = parseQuery(query, ctx);
     const now = new Date();
     const dayAgo = new Date(now.getTime() - 86_400_000);
     const indices: IndicesResponse['indices'] = {};

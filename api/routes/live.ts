@@ -1,6 +1,7 @@
 // GET /v1/rates/live and GET /v1/rates/markets: served from the in-memory snapshot, no database.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { unavailable, validationError } from '../errors.js';
+import { HeadAndSharedTail } from '../middleware/compress.js';
 import { knownPair, meta, requireTier, type Operation } from '../operation.js';
 import { LIVE_RESPONSE, MARKETS_RESPONSE } from '../schemas.js';
 import { BOOL, parseQuery } from '../validate.js';
@@ -42,7 +43,7 @@ export function livePairs(ctx: AppContext, deps: AppDeps, q: { pairs: string; in
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/rates/live', async (ctx: AppContext) => {
     const started = performance.now();
-    const q = parseQuery(liveQuery, ctx.query);
+    const q = parseQuery(liveQuery, ctx);
     const tier = ctx.state.customer!.tier;
     if (q.min_confidence !== undefined) requireTier(ctx, 'builder', 'min_confidence');
     const pairs = livePairs(ctx, deps, q);
@@ -67,11 +68,11 @@ export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/rates/markets', async (ctx: AppContext) => {
     const started = performance.now();
     requireTier(ctx, 'builder', 'GET /v1/rates/markets');
-    parseQuery(marketsQuery, ctx.query);
+    parseQuery(marketsQuery, ctx);
     // active pairs only, made once a second per tier (api/live/cache.ts)
     const data = deps.liveJson.marketsData(ctx.state.customer!.tier, Date.now(), (a) => isLive(a.ageSeconds));
     if (data.count === 0) throw unavailable('No pair has data newer than 60 minutes; retry shortly.', 60);
     ctx.type = 'application/json';
-    ctx.body = `{"meta":${JSON.stringify({ ...meta(ctx, started), pair_count: data.count })},"data":${data.json}}`;
+    ctx.body = new HeadAndSharedTail(`{"meta":${JSON.stringify({ ...meta(ctx, started), pair_count: data.count })},"data":`, data.answerTail);
   });
 }

@@ -14,7 +14,7 @@ export const operations: Operation[] = [
 
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/pairs', async (ctx: AppContext) => {
-    parseQuery(query, ctx.query);
+    parseQuery(query, ctx);
     const rows = await deps.sql<{ pair: string; exchanges: string[] | null; first_day: Date | null; last_trade_at: Date | null }[]>`
       SELECT p.pair,
              (SELECT array_agg(DISTINCT m.exchange ORDER BY m.exchange) FROM venue_markets m WHERE m.pair = p.pair) AS exchanges,

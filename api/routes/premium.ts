@@ -44,7 +44,7 @@ interface SeriesRow {
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/premium', async (ctx: AppContext) => {
     requireTier(ctx, 'builder', 'GET /v1/premium');
-    const q = parseQuery(query, ctx.query);
+    const q = parseQuery(query, ctx);
     const pair = knownPair(deps, q.pair, 'pair');
     const now = Date.now();
     // end: the end of the `end` day; else now (or a day after `start`, whichever is later).

@@ -27,7 +27,7 @@ export function interpretPremium(pct: number, quote: string): string {
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/rates/spread', async (ctx: AppContext) => {
     requireTier(ctx, 'builder', 'GET /v1/rates/spread');
-    const q = parseQuery(query, ctx.query);
+    const q = parseQuery(query, ctx);
     const pair = knownPair(deps, q.pair, 'pair');
     const rows = await deps.sql<{ exchange: string | null; bucket: Date; bid: string; ask: string }[]>`
       SELECT exchange, bucket, bid, ask FROM spread_inputs(${pair.pair}, now())`;

@@ -27,7 +27,7 @@ interface VenueRow {
 
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/status', async (ctx: AppContext) => {
-    parseQuery(query, ctx.query);
+    parseQuery(query, ctx);
     const venues = await deps.sql<VenueRow[]>`
       SELECT m.pair, m.exchange, h.consecutive_failures, h.last_trade_at, h.last_success_at
       FROM venue_markets m

@@ -46,7 +46,7 @@ export const operations: Operation[] = [
 
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/rates/stream', async (ctx: AppContext) => {
-    const q = parseQuery(query, ctx.query);
+    const q = parseQuery(query, ctx);
     const customer = ctx.state.customer!;
     const pairs = livePairs(ctx, deps, q);
 

@@ -329,12 +329,39 @@ describe('errors and documents', () => {
     }
   });
 
-  it('compresses large responses and allows browser clients', async () => {
+  it('compresses large responses', async () => {
     const res = await fetch(`${t.api.url}/v1/rates/historical?pair=BTCNGN&start=${daysAgo(2)}&end=${today()}&interval=5m&limit=500`, {
-      headers: { 'X-API-Key': t.keys.builder, 'Accept-Encoding': 'gzip', Origin: 'https://app.example' },
+      headers: { 'X-API-Key': t.keys.builder, 'Accept-Encoding': 'gzip' },
     });
+    expect(res.status).toBe(200);
     expect(res.headers.get('content-encoding')).toBe('gzip');
-    expect(res.headers.get('access-control-allow-origin')).toBe('*'); // keys travel in a header, never cookies
+    expect((await res.json()).data.length).toBeGreaterThan(100);
+  });
+
+  it('lets a browser on any origin call it and read the limit headers (CORS)', async () => {
+    const origin = 'https://app.example';
+    // the preflight a browser sends before a request with X-API-Key: answered without a key
+    const preflight = await fetch(`${t.api.url}/v1/rates/live?pairs=BTCNGN`, {
+      method: 'OPTIONS',
+      headers: { Origin: origin, 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'x-api-key' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*'); // keys travel in a header, never cookies
+    expect(preflight.headers.get('access-control-allow-methods')).toContain('GET');
+    expect(preflight.headers.get('access-control-allow-headers')).toBe('x-api-key');
+    const res = await fetch(`${t.api.url}/v1/rates/live?pairs=BTCNGN`, { headers: { 'X-API-Key': t.keys.builder, Origin: origin } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    const exposed = res.headers.get('access-control-expose-headers')!.split(',').map((h) => h.trim().toLowerCase());
+    for (const h of ['x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'x-request-id', 'x-afrates-data']) expect(exposed).toContain(h);
+    // an error is readable cross-origin too
+    const denied = await fetch(`${t.api.url}/v1/rates/live?pairs=BTCNGN`, { headers: { Origin: origin } });
+    expect(denied.status).toBe(401);
+    expect(denied.headers.get('access-control-allow-origin')).toBe('*');
+    // a caller that is not a browser gets no CORS headers, and caches keep the two apart
+    const server = await fetch(`${t.api.url}/v1/rates/live?pairs=BTCNGN`, { headers: { 'X-API-Key': t.keys.builder } });
+    expect(server.headers.get('access-control-allow-origin')).toBeNull();
+    expect(server.headers.get('vary')).toContain('Origin');
   });
 });
 

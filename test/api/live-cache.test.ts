@@ -1,6 +1,9 @@
 // The fast path of live and markets (JSON made once per pair, presentation and second) answers
 // exactly what presenting each snapshot entry at that second gives, for every tier and flag; and a
-// new second or a new snapshot is never answered from the old one.
+// new second or a new snapshot is never answered from the old one. Markets' gzip, made of each
+// request's meta and the second's rates deflated once, decodes to exactly the uncompressed answer.
+import http from 'node:http';
+import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LiveJsonCache } from '../../api/live/cache.js';
 import { assess, presentLive } from '../../api/live/present.js';
@@ -53,5 +56,47 @@ describe('the live JSON cache', () => {
     expect(later.assessment.ageSeconds).toBe(first.assessment.ageSeconds + 5);
     await snapshot.refresh();
     expect(cache.rate('BTCNGN', { tier: 'builder' }, now + 5_000)).not.toBe(later);
+  });
+});
+
+/** GET with the raw bytes as sent (no decoding by the client). */
+function rawGet(url: string, headers: Record<string, string>): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      })
+      .on('error', reject);
+  });
+}
+
+describe('GET /v1/rates/markets with gzip', () => {
+  it('decodes, CRC and length checked, to the answer sent uncompressed', async () => {
+    const url = `${t.api.url}/v1/rates/markets`;
+    for (const tier of ['builder', 'enterprise'] as const) {
+      // both answers from one second, so both carry the same rates (retried across a second's edge)
+      for (let attempt = 0; ; attempt++) {
+        const zipped = await rawGet(url, { 'X-API-Key': t.keys[tier], 'Accept-Encoding': 'gzip' });
+        const plain = await rawGet(url, { 'X-API-Key': t.keys[tier] });
+        expect(zipped.status).toBe(200);
+        expect(zipped.headers['content-encoding']).toBe('gzip');
+        expect(plain.headers['content-encoding']).toBeUndefined();
+        const unzipped = zlib.gunzipSync(zipped.body).toString(); // throws on a wrong CRC-32 or length
+        // and by a decoder that reads the stream block by block, as a browser's does
+        expect(zlib.inflateRawSync(zipped.body.subarray(10, -8)).toString()).toBe(unzipped);
+        const a = JSON.parse(unzipped);
+        const b = JSON.parse(plain.body.toString());
+        if (a.meta.timestamp.slice(0, 19) !== b.meta.timestamp.slice(0, 19) && attempt < 5) continue;
+        expect(Object.keys(a)).toEqual(['meta', 'data']);
+        expect(a.data).toEqual(b.data);
+        expect(a.meta.pair_count).toBe(Object.keys(a.data).length);
+        expect(a.meta.request_id).not.toBe(b.meta.request_id);
+        const rates = (text: string) => text.slice(text.indexOf(',"data":'));
+        expect(rates(unzipped)).toBe(rates(plain.body.toString())); // byte for byte
+        break;
+      }
+    }
   });
 });
