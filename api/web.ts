@@ -100,6 +100,7 @@ export function serveWeb(files = loadWebFiles()): Koa.Middleware<AppState> {
   // not async: an API request passes straight on, without a promise of its own
   return function serveWeb(ctx, next) {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
+    if (ctx.path.startsWith('/v1/')) return next(); // the API's own
     const page = PAGES[ctx.path] ?? PAGES[ctx.path.replace(/\/$/, '')];
     const name = page ? `/${page}` : ctx.path.startsWith('/assets/') || ctx.path === '/favicon.svg' ? ctx.path : null;
     if (!name) return next();

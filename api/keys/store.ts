@@ -278,16 +278,19 @@ export class KeyStore {
   }
 
   /** The customer a key belongs to, or null for an unknown or revoked key. */
-  async authenticate(apiKey: string): Promise<Customer | null> {
+  authenticate(apiKey: string): Customer | null | Promise<Customer | null> {
     if (!KEY_PATTERN.test(apiKey)) return null;
     const hash = hashKey(apiKey);
     const now = this.now();
     const hit = this.memory.get(hash);
     if (hit && hit.until > now) {
       if (hit.customer?.keyId !== undefined) this.noteUse(hit.customer.keyId);
-      return hit.customer;
+      return hit.customer; // no promise: most requests end here
     }
+    return this.lookUp(hash, now);
+  }
 
+  private async lookUp(hash: string, now: number): Promise<Customer | null> {
     let customer: Customer | null | undefined;
     const redisKey = `${this.namespace}:key:${hash}`;
     if (this.redis) {

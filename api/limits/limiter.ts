@@ -108,17 +108,21 @@ export class RateLimiter {
    * Counts one request in memory and in Redis and returns the larger count. Redis unreachable:
    * this process's count alone (health reports Redis as down).
    */
-  private async count(key: string, expiresAt: number): Promise<number> {
+  private count(key: string, expiresAt: number): number | Promise<number> {
     const mine = this.local.incr(key, expiresAt);
-    if (!this.shared) return mine;
+    // without Redis, no promise to make and wait for: the common case of a request answered from memory
+    return this.shared ? this.countShared(this.shared, key, expiresAt, mine) : mine;
+  }
+
+  private async countShared(shared: RedisCounters, key: string, expiresAt: number, mine: number): Promise<number> {
     let theirs: number;
     try {
-      theirs = await this.shared.incr(key, expiresAt);
+      theirs = await shared.incr(key, expiresAt);
     } catch {
       return mine;
     }
     // Redis lost what it had (an outage, a restart without persistence): put this process's count back
-    if (theirs < mine) void this.shared.incr(key, expiresAt, mine - theirs).catch(() => {});
+    if (theirs < mine) void shared.incr(key, expiresAt, mine - theirs).catch(() => {});
     return Math.max(mine, theirs);
   }
 

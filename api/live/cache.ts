@@ -36,6 +36,7 @@ export class LiveJsonCache {
   private version = -1;
   private readonly rates = new Map<string, PresentedRate>();
   private readonly markets = new Map<string, MarketsData>();
+  private readonly answers = new Map<string, string>();
 
   constructor(
     private readonly snapshot: LiveSnapshot,
@@ -54,6 +55,7 @@ export class LiveJsonCache {
       this.version = this.snapshot.version;
       this.rates.clear();
       this.markets.clear();
+      this.answers.clear();
     }
     return new Date(second * 1000);
   }
@@ -71,6 +73,22 @@ export class LiveJsonCache {
       this.rates.set(key, hit);
     }
     return hit;
+  }
+
+  /**
+   * `data` of a live answer as JSON text, made by `build` once per `key` and second: the key must name all it
+   * depends on besides the snapshot and the second (the query's text, the tier, the market). A
+   * build that throws is not kept.
+   */
+  liveData(key: string, nowMs: number, build: () => string): string {
+    this.current(nowMs);
+    let data = this.answers.get(key);
+    if (!data) {
+      data = build();
+      if (this.answers.size >= 10_000) this.answers.clear(); // bounded within a second too
+      this.answers.set(key, data);
+    }
+    return data;
   }
 
   /** `data` of GET /v1/rates/markets for a tier: every live pair, as JSON text, and how many. */

@@ -13,7 +13,8 @@ const SWEEP_MS = 100;
 
 interface Pending {
   readonly expiresAt: number;
-  readonly expire: () => void;
+  readonly ms: number;
+  readonly reject: (err: unknown) => void;
 }
 
 const pending = new Set<Pending>();
@@ -21,7 +22,11 @@ let sweeper: NodeJS.Timeout | undefined;
 
 function sweep(): void {
   const now = Date.now();
-  for (const p of pending) if (p.expiresAt <= now) p.expire();
+  for (const p of pending) {
+    if (p.expiresAt > now) continue;
+    pending.delete(p);
+    p.reject(unavailable(`The request took longer than ${Math.round(p.ms / 1000)} s; retry shortly.`, 10));
+  }
   if (pending.size === 0) {
     clearInterval(sweeper);
     sweeper = undefined;
@@ -31,19 +36,13 @@ function sweep(): void {
 /** `handled`, or a 503 once `ms` have passed without it settling. */
 export function withinDeadline(handled: Promise<unknown>, ms: number): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const entry: Pending = {
-      expiresAt: Date.now() + ms,
-      expire: () => {
-        pending.delete(entry);
-        reject(unavailable(`The request took longer than ${Math.round(ms / 1000)} s; retry shortly.`, 10));
-      },
-    };
+    const entry: Pending = { expiresAt: Date.now() + ms, ms, reject };
     pending.add(entry);
     if (!sweeper) {
       sweeper = setInterval(sweep, Math.min(SWEEP_MS, ms));
       sweeper.unref();
     }
-    // if the deadline wins, the handler's later outcome is nobody's (settling twice does nothing)
+    // once the sweep has rejected it, the handler's later outcome is nobody's (settling twice does nothing)
     handled.then(
       () => {
         pending.delete(entry);

@@ -45,24 +45,27 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const started = performance.now();
     const q = parseQuery(liveQuery, ctx);
     const tier = ctx.state.customer!.tier;
-    if (q.min_confidence !== undefined) requireTier(ctx, 'builder', 'min_confidence');
-    const pairs = livePairs(ctx, deps, q);
-
-    const presentation = { tier, includeSynthetic: q.include_synthetic, includeSources: q.include_sources, includeAudit: q.include_audit, market: deps.snapshot.market ?? deps.config.market };
+    const market = deps.snapshot.market ?? deps.config.market;
     const now = Date.now();
-    const parts: string[] = [];
-    let anyFresh = false;
-    for (const pair of pairs) {
-      const presented = deps.liveJson.rate(pair, presentation, now);
-      if (!presented) continue;
-      if (isLive(presented.assessment.ageSeconds)) anyFresh = true;
-      if (q.min_confidence !== undefined && presented.assessment.confidence < q.min_confidence) continue;
-      parts.push(`${JSON.stringify(pair)}:${presented.json}`);
-    }
-    if (!anyFresh) throw unavailable(`No data newer than 60 minutes for ${pairs.join(', ')}; retry shortly.`, 60);
-    // the rates are JSON already (made once a second, api/live/cache.ts): only meta is new
+    // everything but meta is the same for a query, tier and market within a second (api/live/cache.ts)
+    const data = deps.liveJson.liveData(`${tier}|${market}|${ctx.querystring}`, now, () => {
+      if (q.min_confidence !== undefined) requireTier(ctx, 'builder', 'min_confidence');
+      const pairs = livePairs(ctx, deps, q);
+      const presentation = { tier, includeSynthetic: q.include_synthetic, includeSources: q.include_sources, includeAudit: q.include_audit, market };
+      const parts: string[] = [];
+      let anyFresh = false;
+      for (const pair of pairs) {
+        const presented = deps.liveJson.rate(pair, presentation, now);
+        if (!presented) continue;
+        if (isLive(presented.assessment.ageSeconds)) anyFresh = true;
+        if (q.min_confidence !== undefined && presented.assessment.confidence < q.min_confidence) continue;
+        parts.push(`${JSON.stringify(pair)}:${presented.json}`);
+      }
+      if (!anyFresh) throw unavailable(`No data newer than 60 minutes for ${pairs.join(', ')}; retry shortly.`, 60);
+      return `{${parts.join(',')}}`;
+    });
     ctx.type = 'application/json';
-    ctx.body = `{"data":{${parts.join(',')}},"meta":${JSON.stringify(meta(ctx, started))}}`;
+    ctx.body = `{"data":${data},"meta":${JSON.stringify(meta(ctx, started))}}`;
   });
 
   router.get('/v1/rates/markets', async (ctx: AppContext) => {

@@ -1,5 +1,6 @@
 // The collector end to end: real ccxt against the simulated market, the embedded database, the
 // aggregates. Compares what is stored with what the simulator served, trade for trade.
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.js';
 import type { Database } from '../../lib/db/connect.js';
@@ -176,6 +177,33 @@ describe('faults', () => {
     clock += 60_000;
     await p.runTradeCycle();
     await expectAllExact();
+    await p.stop();
+  });
+});
+
+describe('storage jobs', () => {
+  it('run (retention, compression, vacuum, then a checkpoint) on the first cycle and then once an hour, when the database has no scheduler', async () => {
+    const ran: string[][] = [];
+    const log = pino({ level: 'info' }, {
+      write: (line: string) => {
+        const entry = JSON.parse(line) as { msg: string; jobs?: { job: string }[] };
+        if (entry.msg === 'storage jobs ran') ran.push(entry.jobs!.map((j) => j.job));
+      },
+    });
+    const config = loadConfig({ MARKET: 'simulated', SIM_URL: sim.url, CYCLE_SECONDS: '60' });
+    const p = new Pipeline({ config, log, sql: db.sql, venues, now, initialLookbackMs: LOOKBACK, retryDelaysMs: [5], requestTimeoutMs: 400, unpaced: true, runStorageJobs: true });
+    const cycleAt = async (minutes: number) => {
+      clock += minutes * 60_000;
+      expect((await p.runTradeCycle()).errors).toEqual([]);
+      return ran.length;
+    };
+    expect(await cycleAt(1)).toBe(1); // at once: a process that restarts often still gets them
+    expect(ran[0]).toContain('policy_compression');
+    expect(ran[0]!.slice(-2)).toEqual(['vacuum_analyze', 'checkpoint']); // the embedded database has no checkpointer: without it pg_wal grows for good
+    expect(await cycleAt(30)).toBe(1);
+    expect(await cycleAt(29)).toBe(1);
+    expect(await cycleAt(2)).toBe(2); // over an hour since the first
+    expect(await cycleAt(1)).toBe(2);
     await p.stop();
   });
 });

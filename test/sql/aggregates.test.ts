@@ -178,6 +178,19 @@ describe('synthetic price and premium', () => {
 });
 
 describe('pages and hourly observations', () => {
+  it('are never JIT-compiled, by the functions themselves and on the app\'s connections', async () => {
+    // A server with LLVM compiles any plan whose estimated cost passes jit_above_cost, and the
+    // pages' enable_nestloop = off inflates every estimate: a 42-row page took 1.2 s, all of it JIT.
+    const fns = await db.sql<{ proname: string; proconfig: string[] | null }[]>`
+      SELECT proname, proconfig FROM pg_proc WHERE proname IN ('candle_page', 'candles_with_synthetic') ORDER BY proname`;
+    expect(fns.map((f) => f.proname)).toEqual(['candle_page', 'candles_with_synthetic']);
+    for (const f of fns) expect(f.proconfig, f.proname).toContain('jit=off');
+    // a server's JIT is off on our connections; the embedded build has none (and takes no startup parameters)
+    const [conn] = await db.sql<{ available: boolean; jit: string }[]>`SELECT pg_jit_available() AS available, current_setting('jit') AS jit`;
+    if (process.env.TEST_DATABASE_URL) expect(conn!.jit).toBe('off');
+    else expect(conn!.available).toBe(false);
+  });
+
   it('candle_page: each candle with its synthetic price and how its venues spread, as computed independently', async () => {
     for (const interval of ['5m', '1h'] as const) {
       const all = ref.candles(trades, interval);
