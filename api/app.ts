@@ -65,7 +65,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(admit({ keys: deps.keys, gatewaySecret: deps.config.gatewaySecret, limiter: deps.limiter, notLimited: NOT_LIMITED, public: NO_KEY, isRoute: routeExists(router) }));
   app.use(readBody(bodyParser({ enableTypes: ['json'], jsonLimit: '16kb', encoding: 'utf-8' })));
   app.use(router.routes());
-  app.use(router.allowedMethods()); // 405 (or 501) with Allow: renderErrors puts it in the error shape
+  app.use(router.allowedMethods()); // 405 (or 501) with Allow: the envelope puts it in the error shape
 
   app.on('error', (err: unknown, ctx?: { state?: AppState }) => {
     deps.log.error({ err, requestId: ctx?.state?.requestId }, 'request failed');

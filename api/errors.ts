@@ -1,5 +1,5 @@
 // One error class for the whole API: it carries the contract's `error` code and HTTP status, is
-// thrown anywhere, and is rendered by api/middleware/errors.ts as {error, message, status}.
+// thrown anywhere, and is rendered by api/middleware/errors.ts (from the envelope) as {error, message, status}.
 // Anything else thrown is a 500 whose message says nothing about the inside (no stack, no SQL).
 
 export type ErrorCode =

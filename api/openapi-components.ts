@@ -1,7 +1,7 @@
 // The reusable parts of the OpenAPI document that api/routes/openapi.ts assembles: the headers
 // responses carry, one error response per status, the error codes, the security schemes, the tags.
-// Each says what the code sends: X-Request-Id (api/middleware/requestId.ts), the rate-limit headers
-// (api/limits/limiter.ts via api/middleware/rateLimit.ts), X-Afrates-Data and 405 with Allow
+// Each says what the code sends: X-Request-Id and X-Afrates-Data (api/middleware/envelope.ts), the
+// rate-limit headers (api/limits/limiter.ts via api/middleware/auth.ts), 405 with Allow
 // (api/app.ts), the error codes (api/errors.ts) and the HTTP parser's own answers (api/server.ts).
 import type { ErrorCode } from './errors.js';
 
