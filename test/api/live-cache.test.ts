@@ -57,6 +57,38 @@ describe('the live JSON cache', () => {
     await snapshot.refresh();
     expect(cache.rate('BTCNGN', { tier: 'builder' }, now + 5_000)).not.toBe(later);
   });
+
+  it('makes a live answer once per key and second, afresh after a refresh, and keeps no failure', async () => {
+    const { snapshot, signer } = t.api.deps;
+    const cache = new LiveJsonCache(snapshot, signer);
+    let builds = 0;
+    const build = () => `${++builds}`;
+    const now = Date.now();
+    expect(cache.liveData('a', now, build)).toBe('1');
+    expect(cache.liveData('a', now, build)).toBe('1');
+    expect(cache.liveData('b', now, build)).toBe('2');
+    expect(cache.liveData('a', now + 1_000, build)).toBe('3');
+    await snapshot.refresh();
+    expect(cache.liveData('a', now + 1_000, build)).toBe('4');
+    expect(() => cache.liveData('c', now + 1_000, () => { throw new Error('no'); })).toThrow('no');
+    expect(cache.liveData('c', now + 1_000, build)).toBe('5');
+  });
+});
+
+describe('GET /v1/rates/live, answered from the cache', () => {
+  it('never serves one tier what another tier asked for in the same second', async () => {
+    const path = '/v1/rates/live?pairs=BTCNGN,BTCZAR&include_sources=true';
+    const builder = await t.get(path, t.keys.builder);
+    expect(builder.status).toBe(200);
+    expect(builder.body.data.BTCNGN.pricing.exchange.sources.length).toBeGreaterThan(0);
+    const free = await t.get(path, t.keys.free); // the same query text, within the second
+    expect(free.status).toBe(403);
+    expect(free.body.error).toBe('tier_restricted');
+    const plain = await t.get('/v1/rates/live?pairs=BTCNGN,BTCZAR', t.keys.free);
+    expect(plain.status).toBe(200);
+    expect(plain.body.data.BTCNGN.pricing).toBeUndefined(); // the free tier's fields only
+    expect(plain.body.meta.request_id).not.toBe(builder.body.meta.request_id);
+  });
 });
 
 /** GET with the raw bytes as sent (no decoding by the client). */
