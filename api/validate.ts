@@ -64,7 +64,7 @@ export function parseQuery<S extends ObjectSchema>(schema: S, ctx: { readonly qu
   let parsed = seen.get(ctx.querystring);
   if (parsed === undefined) {
     parsed = Object.freeze(readQuery(schema, ctx.query));
-    if (seen.size >= 1_000) seen.clear(); // bounded: a client varying its query can't grow it
+    if (seen.size >= 256) seen.clear(); // bounded: a client varying its query can't grow it
     seen.set(ctx.querystring, parsed);
   }
   return parsed as Readonly<FromSchema<S>>;

@@ -24,7 +24,6 @@ export const STALE_SECONDS = 60 * 60;
  */
 export const isLive = (ageSeconds: number): boolean => ageSeconds <= STALE_SECONDS;
 
-/** divergence = (vwap - synthetic) / synthetic, as a fraction; null without a synthetic price. */
 /**
  * Venues combined into one rate: sum(pv) / sum(volume) over them, never an average of their VWAPs
  * (the live rate and certificates; the SQL's is vwap() in sql/views/20_candles.sql).
@@ -39,6 +38,7 @@ export function combinedVwap(venues: readonly { pv: number; volume: number }[]):
   return { rate: pv / volume, volume };
 }
 
+/** divergence = (vwap - synthetic) / synthetic, as a fraction; null without a synthetic price. */
 export function divergence(vwap: number, synthetic: number | null): number | null {
   return synthetic && synthetic > 0 ? (vwap - synthetic) / synthetic : null;
 }

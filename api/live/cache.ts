@@ -18,9 +18,9 @@ export interface Presentation {
 }
 
 export interface MarketsData {
-  readonly json: string;
+  /** how many pairs are live */
   readonly count: number;
-  /** `json` and the answer's closing brace, to follow each request's own meta (and gzip once a second). */
+  /** the answer from `data` on (`{<pair>: rate, ...}}`), to follow each request's own meta, gzipped once a second */
   readonly answerTail: SharedTail;
 }
 
@@ -85,13 +85,14 @@ export class LiveJsonCache {
     let data = this.answers.get(key);
     if (!data) {
       data = build();
-      if (this.answers.size >= 10_000) this.answers.clear(); // bounded within a second too
+      // bounded within a second too: an answer can be 25 KB (50 pairs), and clients poll a few queries
+      if (this.answers.size >= 1_000) this.answers.clear();
       this.answers.set(key, data);
     }
     return data;
   }
 
-  /** `data` of GET /v1/rates/markets for a tier: every live pair, as JSON text, and how many. */
+  /** GET /v1/rates/markets for a tier, from `data` on: every live pair, as JSON text, and how many. */
   marketsData(tier: Tier, nowMs: number, isLive: (a: Assessment) => boolean): MarketsData {
     this.current(nowMs);
     const cached = this.markets.get(tier);
@@ -101,9 +102,8 @@ export class LiveJsonCache {
       const presented = this.rate(entry.pair, { tier }, nowMs)!;
       if (isLive(presented.assessment)) parts.push(`${JSON.stringify(entry.pair)}:${presented.json}`);
     }
-    const json = `{${parts.join(',')}}`;
-    // the answer is {"meta":{...},"data":<json>}: everything from the data on is the same for the second
-    const data = { json, count: parts.length, answerTail: new SharedTail(`${json}}`) };
+    // the answer is {"meta":{...},"data":{...}}: everything from the data on is the same for the second
+    const data = { count: parts.length, answerTail: new SharedTail(`{${parts.join(',')}}}`) };
     this.markets.set(tier, data);
     return data;
   }

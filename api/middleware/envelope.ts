@@ -38,11 +38,13 @@ export function envelope(opts: EnvelopeOptions): Koa.Middleware<AppState> {
           await withinDeadline(next(), opts.deadlineMs);
           checkAnswered(ctx);
         }
+        // inside: a body that cannot be serialised or compressed is an error like any other
+        serializeJson(ctx);
+        await compressBody(ctx);
       } catch (err) {
         renderError(ctx, err);
+        serializeJson(ctx); // {error, message, status}: small, never compressed
       }
-      serializeJson(ctx);
-      await compressBody(ctx);
     } finally {
       recordRequest(opts.metrics, opts.log, ctx, started);
     }
