@@ -3,7 +3,8 @@
 -- the last 36 hours (ExchangeRate-API's open endpoint updates daily; 36 h allows for its delay);
 -- the rate is the median of those. A fresh observation was also observed within those 36 hours,
 -- so only they are read. With no fresh source, the newest observation (within 30 days) is used
--- and `fresh_sources` is 0 (the API flags that as fx_stale).
+-- and `fresh_sources` is 0 (the API flags that as fx_stale). Spans are in hours: an interval in
+-- days follows the session's TimeZone across a DST change (23 or 25 hours).
 -- Called by: candles_with_synthetic, synthetic_at, index_acli.
 DROP FUNCTION IF EXISTS fx_rate_at(text, timestamptz) CASCADE;
 
@@ -31,7 +32,7 @@ LANGUAGE sql STABLE AS $$
     UNION ALL
     (SELECT units_per_usd, source_updated_at, 0
      FROM fx_rates
-     WHERE currency = p_currency AND time <= p_at AND time > p_at - INTERVAL '30 days'
+     WHERE currency = p_currency AND time <= p_at AND time > p_at - INTERVAL '720 hours'
        AND NOT EXISTS (SELECT 1 FROM fresh)
      ORDER BY time DESC
      LIMIT 1)

@@ -4,18 +4,19 @@
 -- hour), the steady state that adds each new hour once. An FX observation at time T can change the
 -- rate in force at any hour from T on (the newest-within-30-days fallback reaches a month), so the
 -- writer of FX rates calls it with from = T for observations older than the current hour.
+-- Hours are UTC hours in any session (time_bucket; date_trunc would use the session's TimeZone).
 -- Called by: pipeline/store.ts insertFxRates (history), pipeline/runner.ts (each publish).
 DROP FUNCTION IF EXISTS fx_in_force_refresh(timestamptz, timestamptz);
 
 CREATE FUNCTION fx_in_force_refresh(p_from timestamptz, p_to timestamptz)
 RETURNS integer LANGUAGE plpgsql AS $$
 DECLARE
-  v_from timestamptz := date_trunc('hour', p_from);
-  v_to timestamptz := date_trunc('hour', p_to);
+  v_from timestamptz := time_bucket(INTERVAL '1 hour', p_from);
+  v_to timestamptz := time_bucket(INTERVAL '1 hour', p_to);
   v_rows integer;
 BEGIN
   IF v_from IS NULL THEN
-    SELECT coalesce(max(hour) + INTERVAL '1 hour', (SELECT date_trunc('hour', min(time)) + INTERVAL '1 hour' FROM fx_rates))
+    SELECT coalesce(max(hour) + INTERVAL '1 hour', (SELECT time_bucket(INTERVAL '1 hour', min(time)) + INTERVAL '1 hour' FROM fx_rates))
       INTO v_from FROM fx_in_force;
   END IF;
   IF v_from IS NULL OR v_from > v_to THEN

@@ -5,7 +5,9 @@
 -- synthetic_price = VWAP(BASE/USDT, same interval and bucket) x USD/QUOTE in force at the start of
 -- the bucket's hour (fx_rate_at, read from its hourly materialisation fx_in_force; an hour not in it
 -- yet is looked up directly). FX is an hourly series (collected hourly), so a 5-minute candle takes
--- the hour's rate. USDT and USDC count as 1 USD, so for them it is the FX rate alone.
+-- the hour's rate. Hours are UTC hours, whatever the session's TimeZone: time_bucket, never
+-- date_trunc (which truncates in the session's zone: a client at +05:30 got other FX hours).
+-- USDT and USDC count as 1 USD, so for them it is the FX rate alone.
 -- premium = vwap - synthetic_price; premium_pct = premium / synthetic_price x 100.
 --
 -- The rule is written once, in synthetic_candles_sql(): the query both functions read as `r`. They
@@ -64,10 +66,10 @@ CREATE FUNCTION synthetic_candles_sql(p_interval text) RETURNS text LANGUAGE sql
          coalesce(m.fresh_sources, d.fresh_sources) AS fresh_sources
   FROM %1$I c
   LEFT JOIN %1$I u ON u.pair = $6 AND u.bucket = c.bucket AND u.bucket >= $3 AND u.bucket < $9
-  LEFT JOIN fx_in_force m ON m.currency = $8 AND m.hour = date_trunc('hour', c.bucket)
-                         AND m.hour >= date_trunc('hour', $3) AND m.hour < $9
+  LEFT JOIN fx_in_force m ON m.currency = $8 AND m.hour = time_bucket(INTERVAL '1 hour', c.bucket)
+                         AND m.hour >= time_bucket(INTERVAL '1 hour', $3) AND m.hour < $9
   -- OFFSET 0 keeps the condition in front of the call: the lookup runs only for a missing hour
-  LEFT JOIN LATERAL (SELECT * FROM fx_rate_at($8, date_trunc('hour', c.bucket)) WHERE m.hour IS NULL OFFSET 0) d ON true
+  LEFT JOIN LATERAL (SELECT * FROM fx_rate_at($8, time_bucket(INTERVAL '1 hour', c.bucket)) WHERE m.hour IS NULL OFFSET 0) d ON true
   WHERE c.pair = $2 AND c.bucket >= $3 AND c.bucket < $9
   $q$, candle_aggregate(p_interval))
 $body$;

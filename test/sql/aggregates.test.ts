@@ -268,6 +268,34 @@ describe('pages and hourly observations', () => {
   });
 });
 
+describe('a session in another time zone', () => {
+  it('gets the same candles, synthetic prices and premiums as a UTC session, and writes FX hours on UTC hours', async () => {
+    // A data engineer's SQL client may set its own TimeZone (JDBC tools set the machine's): at
+    // +05:30 a local hour starts at hh:30 UTC. Every answer must be the same instants and values.
+    const to = new Date(start.getTime() + 3 * 86_400_000);
+    const read = (sql: typeof db.sql) =>
+      Promise.all([
+        sql`SELECT * FROM candle_page('5m', 'BTCZAR', ${start}, ${to}, 100000)`,
+        sql`SELECT * FROM candle_page('1h', 'BTCNGN', ${start}, ${to}, 100000)`,
+        sql`SELECT bucket, synthetic_price, premium, units_per_usd FROM candles_with_synthetic('5m', 'BTCNGN', ${start}, ${to})`,
+        sql`SELECT * FROM premium_series('BTCNGN', '1d', ${start}, ${to})`,
+      ]);
+    const utc = await read(db.sql);
+    expect(utc[0].filter((r) => r.synthetic !== null).length).toBeGreaterThan(100);
+    const refreshed = await db.sql.begin(async (tx) => {
+      await tx`SET LOCAL TimeZone = 'Asia/Kolkata'`;
+      const [zone] = await tx<{ tz: string }[]>`SELECT current_setting('TimeZone') AS tz`;
+      expect(zone!.tz).toBe('Asia/Kolkata');
+      expect(await read(tx as unknown as typeof db.sql)).toEqual(utc);
+      const [n] = await tx<{ n: number }[]>`SELECT fx_in_force_refresh(${start}, ${new Date(start.getTime() + 6 * 3_600_000)}) AS n`;
+      return n!.n;
+    });
+    expect(refreshed).toBeGreaterThan(0);
+    const hours = await db.sql<{ hour: Date }[]>`SELECT hour FROM fx_in_force`;
+    expect(hours.filter((h) => h.hour.getTime() % 3_600_000 !== 0).map((h) => h.hour.toISOString())).toEqual([]);
+  });
+});
+
 describe('end of day', () => {
   it('is the UTC day candle, and nothing for a day without trades', async () => {
     const days = ref.candles(trades, '1d');
