@@ -8,6 +8,9 @@ export default defineConfig({
     // Each integration file starts its own embedded database; two cores, so two at a time.
     pool: 'forks',
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    // The code must not depend on the machine's zone (operators run it anywhere): tests run at
+    // +05:30, where a local-time slip shows as a wrong hour or day, not silently as UTC.
+    env: { TZ: 'Asia/Kolkata' },
     testTimeout: 60_000,
     hookTimeout: 120_000,
   },
