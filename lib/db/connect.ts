@@ -39,7 +39,10 @@ export function createPool(url: string, max: number, statementTimeoutMs = 0): Sq
     // jit off: our statements read a few thousand rows at most, and a server's JIT compiles any
     // plan whose estimated cost passes jit_above_cost, however few rows it reads: a 42-candle page
     // took 1.2 s, all of it LLVM (cost estimates inflated by enable_nestloop = off pass it always).
-    connection: { application_name: 'afrates', jit: 'off', ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}) } as Record<string, string | number> as never,
+    // DateStyle ISO: postgres.js reads timestamps with new Date(text), which reads only ISO right.
+    // A server or database set to 'SQL, DMY' wrote 01/03/2026 for 1 March, read back as 3 January:
+    // every date silently wrong. ISO is PostgreSQL's default, but the server's settings are not ours.
+    connection: { application_name: 'afrates', DateStyle: 'ISO, YMD', jit: 'off', ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}) } as Record<string, string | number> as never,
     idle_timeout: max === 1 ? 0 : 30,
   });
 }
