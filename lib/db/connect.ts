@@ -30,7 +30,11 @@ export interface OpenOptions {
   onFatal?: (reason: Error) => void;
 }
 
-/** statementTimeoutMs: the server cancels a statement running longer (0: never; see below). */
+/**
+ * statementTimeoutMs: the server cancels a statement running longer; 0: never, whatever the
+ * server's or database's default (migrations rebuild aggregates for minutes: a managed database's
+ * statement_timeout would cancel them).
+ */
 export function createPool(url: string, max: number, statementTimeoutMs = 0): Sql {
   return postgres(url, {
     max,
@@ -42,7 +46,8 @@ export function createPool(url: string, max: number, statementTimeoutMs = 0): Sq
     // DateStyle ISO: postgres.js reads timestamps with new Date(text), which reads only ISO right.
     // A server or database set to 'SQL, DMY' wrote 01/03/2026 for 1 March, read back as 3 January:
     // every date silently wrong. ISO is PostgreSQL's default, but the server's settings are not ours.
-    connection: { application_name: 'afrates', DateStyle: 'ISO, YMD', jit: 'off', ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}) } as Record<string, string | number> as never,
+    // Values as strings: postgres.js leaves a falsy one (statement_timeout 0) out of the startup.
+    connection: { application_name: 'afrates', DateStyle: 'ISO, YMD', jit: 'off', statement_timeout: String(statementTimeoutMs) } as Record<string, string | number> as never,
     idle_timeout: max === 1 ? 0 : 30,
   });
 }

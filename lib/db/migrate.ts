@@ -42,7 +42,8 @@ export function repeatableFiles(sqlDir = SQL_DIR): SqlObjectFile[] {
 
 export async function migrate(url: string, log: Logger, sqlDir = SQL_DIR): Promise<{ applied: string[] }> {
   const ran = await runner({
-    databaseUrl: url,
+    // statement_timeout 0, as on the repeatable layer's connection below: a migration runs to the end
+    databaseUrl: { connectionString: url, options: '-c statement_timeout=0' },
     dir: path.join(sqlDir, 'migrations'),
     migrationsTable: 'pgmigrations',
     direction: 'up',

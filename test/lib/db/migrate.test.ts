@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../../lib/db/connect.js';
 import { migrate, SQL_DIR } from '../../../lib/db/migrate.js';
@@ -73,5 +74,34 @@ describe('migrate', () => {
       SELECT count(*)::int AS n FROM _timescaledb_catalog.continuous_agg ca
       WHERE ca.user_view_name = 'candles_5m'`);
     expect(materialized[0]!.n).toBe(1);
+  });
+
+  // A managed database often cancels long statements for every session (ALTER DATABASE ... SET
+  // statement_timeout). Rebuilding an aggregate from a day of real volume takes seconds: the
+  // migration must still run to the end. Only a server has per-database settings.
+  it.runIf(Boolean(process.env.TEST_DATABASE_URL))('runs to the end on a database that cancels statements after 300 ms', async () => {
+    const name = new URL(database.url).pathname.slice(1);
+    const admin = postgres(process.env.TEST_DATABASE_URL!, { max: 1, onnotice: () => {} });
+    try {
+      await admin.unsafe(`ALTER DATABASE ${name} SET statement_timeout = '300ms'`);
+    } finally {
+      await admin.end();
+    }
+    await query(async (sql) => {
+      await sql`SET statement_timeout = 0`;
+      // half a day of one busy pair: 432,000 trades, one every 100 ms
+      await sql`INSERT INTO trades (time, exchange, pair, trade_id, price, amount)
+        SELECT '2026-01-02T00:00:00Z'::timestamptz + i * INTERVAL '100 milliseconds', 'luno', 'BTCNGN', 'g' || i, 100 + i % 100, 1
+        FROM generate_series(0, 431999) AS i`;
+      const [cut] = await sql<{ ms: string }[]>`SELECT current_setting('statement_timeout') AS ms`;
+      expect(cut!.ms).toBe('0');
+    });
+    const file = path.join(sqlDir, 'aggregates', '20_candles_5m.sql');
+    fs.appendFileSync(file, '\n-- edited again\n');
+    const { applied } = await migrate(database.url, testLog, sqlDir);
+    expect(applied[0]).toBe('aggregates/20_candles_5m.sql');
+    const [day] = await query((sql) => sql<{ trades: string }[]>`
+      SELECT trades::text FROM candles WHERE pair = 'BTCNGN' AND interval = '1d' AND bucket = '2026-01-02T00:00:00Z'`);
+    expect(day?.trades).toBe('432000');
   });
 });
