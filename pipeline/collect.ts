@@ -50,6 +50,13 @@ export async function readWatermark(sql: Sql, exchange: string, pair: string): P
   return row ? { time: row.last_time, id: row.last_id } : null;
 }
 
+/** The ids stored at one millisecond of a venue's pair: the trades of the watermark's millisecond. */
+async function idsStoredAt(sql: Sql, exchange: string, pair: string, time: Date): Promise<Set<string>> {
+  const rows = await sql<{ trade_id: string }[]>`
+    SELECT trade_id FROM trades WHERE pair = ${pair} AND time = ${time} AND exchange = ${exchange}`;
+  return new Set(rows.map((r) => r.trade_id));
+}
+
 async function writeWatermark(sql: Sql, exchange: string, pair: string, w: Watermark): Promise<void> {
   // never backwards: a late page cannot rewind the resume point
   await sql`
@@ -80,8 +87,10 @@ export function normalise(trades: readonly Trade[], target: CollectTarget): Trad
   return rows.sort((a, b) => a.time.getTime() - b.time.getTime() || compareIds(a.tradeId, b.tradeId));
 }
 
+/** Numeric ids as numbers, others by code unit: the same order on every machine, whatever its locale. */
 function compareIds(a: string, b: string): number {
-  return /^\d+$/.test(a) && /^\d+$/.test(b) ? (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0) : a.localeCompare(b);
+  if (/^\d+$/.test(a) && /^\d+$/.test(b)) return BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0;
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 export interface CollectOptions {
@@ -105,6 +114,10 @@ export interface CollectOptions {
 export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opts: CollectOptions): Promise<CollectResult> {
   const track = opts.trackWatermark ?? true;
   let watermark = track ? await readWatermark(sql, target.venue.id, target.pair) : null;
+  // The trades of the watermark's millisecond come back with every page (since is inclusive). They
+  // are told apart by id, not by id order: several trades share a millisecond (one order sweeping
+  // the book), ids need not grow with time (VALR's are UUIDs), and a page may end inside the group.
+  let markIds = watermark ? await idsStoredAt(sql, target.venue.id, target.pair, watermark.time) : new Set<string>();
   let since = watermark ? watermark.time.getTime() : opts.startAt;
   let fetched = 0;
   let inserted = 0;
@@ -124,11 +137,11 @@ export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opt
     const page = await fetch(() => target.exchange.fetchTrades(target.symbol, since, target.venue.pageSize, params));
     pages++;
     fetched += page.length;
-    // from `since` on, and past the watermark: the trade at the watermark comes back with every
-    // page (since is inclusive) and is stored already, so a page normally holds only new trades
+    // from `since` on, and past the watermark: after its millisecond, or in it and not stored yet;
+    // so a page normally holds only new trades (and goes in by COPY on a server)
     const mark = watermark;
     const fresh = normalise(page, target).filter(
-      (r) => r.time.getTime() >= since && (!mark || r.time > mark.time || (r.time.getTime() === mark.time.getTime() && compareIds(r.tradeId, mark.id) > 0)),
+      (r) => r.time.getTime() >= since && (!mark || r.time > mark.time || (r.time.getTime() === mark.time.getTime() && !markIds.has(r.tradeId))),
     );
     const pageNewest = fresh.length > 0 ? fresh[fresh.length - 1]!.time.getTime() : since;
     const rows = opts.until === undefined ? fresh : fresh.filter((r) => r.time.getTime() <= opts.until!);
@@ -145,6 +158,9 @@ export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opt
       if (stored.from && (!from || stored.from < from)) from = stored.from;
       if (stored.to && (!to || stored.to > to)) to = stored.to;
       const newest = rows[rows.length - 1]!;
+      const newestMs = newest.time.getTime();
+      if (!watermark || newest.time > watermark.time) markIds = new Set();
+      for (let i = rows.length - 1; i >= 0 && rows[i]!.time.getTime() === newestMs; i--) markIds.add(rows[i]!.tradeId);
       if (!watermark || newest.time > watermark.time || (newest.time.getTime() === watermark.time.getTime() && compareIds(newest.tradeId, watermark.id) > 0)) {
         watermark = { time: newest.time, id: newest.tradeId };
         if (track) await writeWatermark(sql, target.venue.id, target.pair, watermark);
