@@ -40,6 +40,17 @@ import { baseConfig, inspectResponse, pointAtSim, PublicRestExchange, PUBLIC_TRA
 
 const PAGE = 100;
 
+/**
+ * The first `size` trades and the rest of the last one's millisecond: callers page on by time
+ * (since = the newest trade's, inclusive), so a page that ended inside a millisecond whose trades
+ * outnumber a page (one order sweeping the book) could never reach the rest of them.
+ */
+function throughLastMillisecond(trades: readonly BufferedTrade[], size: number): BufferedTrade[] {
+  let end = Math.min(size, trades.length);
+  while (end > 0 && end < trades.length && trades[end]!.time === trades[end - 1]!.time) end++;
+  return trades.slice(0, end);
+}
+
 interface BufferedTrade {
   readonly time: number;
   readonly raw: Dict;
@@ -160,7 +171,7 @@ export class Valr extends PublicRestExchange {
       const left = buffered.filter((t) => t.time >= since);
       if (left.length > pageSize) {
         this.buffers.set(marketId, left);
-        return this.parseTrades(left.slice(0, pageSize).map((t) => t.raw), market, since, limit);
+        return this.parseTrades(throughLastMillisecond(left, pageSize).map((t) => t.raw), market, since);
       }
     }
     // Walk back from `until` (or now) to `since`, a page at a time, as far as it takes.
@@ -194,7 +205,7 @@ export class Valr extends PublicRestExchange {
     }
     trades.sort((a, b) => a.time - b.time);
     if (trades.length > pageSize) this.buffers.set(marketId, trades);
-    return this.parseTrades(trades.slice(0, pageSize).map((t) => t.raw), market, since, limit);
+    return this.parseTrades(throughLastMillisecond(trades, pageSize).map((t) => t.raw), market, since);
   }
 
   /** The id of a page's oldest trade (by time, then sequence), wherever it sits in the page. */

@@ -1,7 +1,7 @@
 // One taker order that sweeps several price levels is several trades with the same timestamp, and
-// VALR's trade ids are UUIDs, in no order. When a page ends inside such a group, the next page
-// starts at that millisecond again (paging is by time): every trade of the group must be stored,
-// whichever ids the first page happened to hold.
+// VALR's trade ids are UUIDs, in no order. Paging is by time (the next page starts at the newest
+// trade's millisecond again), so every trade of such a group must be stored whichever ids a page
+// held, and a group larger than a page must not be stepped over.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -32,11 +32,14 @@ function writeReplay() {
       lines.push(JSON.stringify({ venue: 'valr', pair, time: new Date(time + offset).toISOString(), id, price, amount: 0.01, side: 'buy' }));
     };
     // 95 trades a few seconds apart, then a sweep of 30 trades in one millisecond across the
-    // 100-trade page boundary, then a few more
+    // 100-trade page boundary, then a few more; then a sweep of 130, more than a page
     for (let i = 0; i < 95; i++) trade(start + i * 5_000, level + i);
     const sweep = start + 95 * 5_000;
     for (let i = 0; i < 30; i++) trade(sweep, level + 100 + i * 10);
     for (let i = 1; i <= 5; i++) trade(sweep + i * 5_000, level + 500 + i);
+    const big = sweep + 60_000;
+    for (let i = 0; i < 130; i++) trade(big, level + 600 + i);
+    for (let i = 1; i <= 3; i++) trade(big + i * 5_000, level + 800 + i);
   }
   fs.writeFileSync(file, `${lines.join('\n')}\n`);
 }
@@ -67,10 +70,11 @@ describe('trades that share a millisecond across a page boundary', () => {
     };
     await expect(collect(db.sql, target(sim.url), dying, { startAt: now - 3_600_000 })).rejects.toThrow('killed');
     const first = await storedIds('ETHZAR');
-    expect(first).toHaveLength(100); // the first page: 95 trades and 5 of the sweep's 30
+    // the first page: 95 trades and the whole sweep (a page runs to the end of its last millisecond)
+    expect(first).toHaveLength(125);
     // a fresh process: the watermark and the ids stored at its millisecond come from the database
     const result = await collect(db.sql, target(sim.url), (work) => work(), { startAt: now - 3_600_000 });
-    expect(result.inserted).toBe(30);
+    expect(result.inserted).toBe(5 + 130 + 3);
     expect(await storedIds('ETHZAR')).toEqual([...ids.ETHZAR!].sort());
   });
 
