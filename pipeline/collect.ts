@@ -28,10 +28,19 @@ export interface CollectResult {
   /** New trades older than `settledThrough` (arrived after their bucket was settled), and the oldest. */
   readonly late: number;
   readonly lateOldest: Date | null;
+  /** Trades held back for being stamped more than AHEAD_TOLERANCE_MS ahead of our clock (each time seen). */
+  readonly ahead: number;
 }
 
 /** Allowance for a venue publishing a trade a little after its timestamp. */
 export const PUBLISH_GRACE_MS = 5_000;
+
+/**
+ * A trade stamped further ahead of our clock than this is held back (neither stored nor moving the
+ * watermark) until the clock reaches it: taken at once, a venue's clock or data gone wrong would
+ * move the watermark ahead, and no trade before that time would ever be asked for again.
+ */
+export const AHEAD_TOLERANCE_MS = 60_000;
 
 export interface CollectTarget {
   readonly venue: Venue;
@@ -128,6 +137,7 @@ export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opt
   let collectedThrough: Date | null = null;
   let late = 0;
   let lateOldest: Date | null = null;
+  let ahead = 0;
   const now = opts.now ?? Date.now;
   const maxPages = opts.maxPages ?? 50;
   // a venue that walks back from now is told where a bounded (backfill) walk should start instead
@@ -140,7 +150,11 @@ export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opt
     // from `since` on, and past the watermark: after its millisecond, or in it and not stored yet;
     // so a page normally holds only new trades (and goes in by COPY on a server)
     const mark = watermark;
-    const fresh = normalise(page, target).filter(
+    const latest = fetchedAt + AHEAD_TOLERANCE_MS;
+    const offered = normalise(page, target);
+    const taken = offered.filter((r) => r.time.getTime() <= latest);
+    ahead += offered.length - taken.length;
+    const fresh = taken.filter(
       (r) => r.time.getTime() >= since && (!mark || r.time > mark.time || (r.time.getTime() === mark.time.getTime() && !markIds.has(r.tradeId))),
     );
     const pageNewest = fresh.length > 0 ? fresh[fresh.length - 1]!.time.getTime() : since;
@@ -176,5 +190,5 @@ export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opt
     // within one millisecond would never advance, so step past that millisecond.
     since = pageNewest > since ? pageNewest : since + 1;
   }
-  return { fetched, inserted, from, to, pages, caughtUp, watermark, collectedThrough, late, lateOldest };
+  return { fetched, inserted, from, to, pages, caughtUp, watermark, collectedThrough, late, lateOldest, ahead };
 }

@@ -12,7 +12,7 @@ import type { Config } from '../lib/config.js';
 import { withoutStatementTimeout, type Sql } from '../lib/db/connect.js';
 import { refreshAggregates } from '../lib/db/refresh.js';
 import type { Logger } from '../lib/log.js';
-import { collect, type CollectResult } from './collect.js';
+import { AHEAD_TOLERANCE_MS, collect, type CollectResult } from './collect.js';
 import { listingsOf, loadPairs, recordListings, type Listing, type PairRow } from './discover.js';
 import { fxSources, type FxSource } from './fx/index.js';
 import { configureRetention, runStorageJobs } from './maintenance.js';
@@ -193,6 +193,12 @@ export class Pipeline {
         });
         inserted += result.inserted;
         await this.recordHealth(id, listing.pair, true, result);
+        if (result.ahead > 0) {
+          this.o.log.warn(
+            { venue: id, pair: listing.pair, trades: result.ahead, toleranceMs: AHEAD_TOLERANCE_MS },
+            'trades stamped ahead of our clock held back until it reaches them (a venue clock, or ours, is wrong)',
+          );
+        }
         if (result.late > 0) {
           await recordLateTrades(this.o.sql, id, listing.pair, result.late, result.lateOldest!);
           this.o.log.warn(

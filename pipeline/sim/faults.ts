@@ -6,11 +6,18 @@
 //   malformed     HTTP 200 with a broken JSON body
 //   duplicates    trades responses repeat some of their trades
 //   out_of_order  trades responses come shuffled
+//   future        trades responses stamp their newest trade a day ahead (a venue's clock gone wrong)
 //   silent        HTTP 200 with no trades (no rates, for the FX sources)
-// The first four hit every request under the prefix; the last three only requests that return
+// The first four hit every request under the prefix; the others only requests that return
 // trades (or rates), and only those count towards `times`.
 import { prng } from './rng.js';
 import { FAULT_KINDS, type Fault, type FaultKind } from './types.js';
+
+const DAY_MS = 86_400_000;
+
+function isTrade(item: unknown): item is { time: number } {
+  return typeof item === 'object' && item !== null && typeof (item as { time?: unknown }).time === 'number' && 'id' in item;
+}
 
 const EVERY_REQUEST: ReadonlySet<FaultKind> = new Set(['rate_limit', 'server_error', 'timeout', 'malformed']);
 
@@ -58,7 +65,7 @@ export class FaultBook {
   }
 
   /**
-   * Applies a data-level fault (duplicates, out_of_order, silent) to the items of one response,
+   * Applies a data-level fault (duplicates, out_of_order, future, silent) to the items of one response,
    * consuming one use. Without such a fault the items come back unchanged.
    */
   shape<T>(prefix: string, items: T[]): T[] {
@@ -86,6 +93,11 @@ export class FaultBook {
         // A shuffle can leave a short list as it was; make sure the order visibly changed.
         if (out.length > 1 && out.every((x, i) => x === items[i])) out.reverse();
         return out;
+      }
+      case 'future': {
+        // the newest trade, a day ahead; rates (no trade time) pass unchanged
+        const newest = items.reduce<number>((at, item, i) => (isTrade(item) && (at < 0 || item.time > (items[at] as { time: number }).time) ? i : at), -1);
+        return newest < 0 ? items : items.map((item, i) => (i === newest ? { ...item, time: (item as { time: number }).time + DAY_MS } : item));
       }
       default:
         return items;

@@ -32,6 +32,7 @@ export type FaultKind =
   | 'malformed'
   | 'duplicates'
   | 'out_of_order'
+  | 'future'
   | 'silent';
 
 export const FAULT_KINDS: readonly FaultKind[] = [
@@ -41,6 +42,7 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   'malformed',
   'duplicates',
   'out_of_order',
+  'future',
   'silent',
 ];
 

@@ -166,6 +166,23 @@ describe('faults', () => {
     await p.stop();
   });
 
+  it('holds back a trade stamped a day ahead, and loses nothing after it', async () => {
+    // A venue's clock or data gone wrong: its newest trade says tomorrow. Taken as it is, the
+    // watermark would jump a day ahead and every trade until then would never be asked for.
+    const p = pipeline();
+    clock += 3 * 60_000;
+    sim.setFault('valr', { kind: 'future' }); // every trades response of this cycle
+    const first = await p.runTradeCycle();
+    sim.setFault('valr', null);
+    expect(first.errors).toEqual([]);
+    const [ahead] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM trades WHERE time > ${new Date(clock + 60_000)}`;
+    expect(ahead!.n).toBe(0);
+    clock += 3 * 60_000;
+    await p.runTradeCycle();
+    await expectAllExact();
+    await p.stop();
+  });
+
   it('loses nothing from a venue that went silent for a while', async () => {
     const p = pipeline();
     sim.setFault('valr', { kind: 'silent' });
