@@ -89,7 +89,8 @@ export async function startApi(deps: AppDeps, host = deps.config.host, port = de
       headersTimeout: 10_000,
       requestTimeout: 30_000,
       connectionsCheckingInterval: 1_000,
-      keepAliveTimeout: 5_000,
+      // longer than a load balancer's idle timeout (lib/config.ts): never close under a proxy's reuse
+      keepAliveTimeout: deps.config.keepAliveSeconds * 1000,
     },
     app.callback(),
   );

@@ -25,6 +25,12 @@ export interface Config {
    * refreshes and storage jobs run without it. The embedded database cannot cancel a statement.
    */
   readonly statementTimeoutMs: number;
+  /**
+   * How long an idle keep-alive connection stays open. Longer than load balancers' idle timeouts
+   * (AWS ALB, nginx upstreams: 60 s): a proxy that reuses a connection the API has just closed
+   * answers its client 502. Node's default is 5 s.
+   */
+  readonly keepAliveSeconds: number;
   /** The longest the API works on a request before answering 503 (both databases). */
   readonly apiDeadlineMs: number;
   readonly fxCycleSeconds: number;
@@ -105,6 +111,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     cycleSeconds: integer(env, 'CYCLE_SECONDS', 60, 1, 300),
     statementTimeoutMs: integer(env, 'STATEMENT_TIMEOUT_MS', 10_000, 0, 600_000),
     apiDeadlineMs: integer(env, 'API_DEADLINE_MS', 15_000, 1, 600_000),
+    keepAliveSeconds: integer(env, 'KEEP_ALIVE_SECONDS', 65, 1, 600),
     fxCycleSeconds: integer(env, 'FX_CYCLE_SECONDS', 3600, 1, 86400),
     settleAfterSeconds: integer(env, 'SETTLE_AFTER_SECONDS', 900, 0, 86400),
     tradesRetentionDays: integer(env, 'TRADES_RETENTION_DAYS', 0, 0, 36500) || null,

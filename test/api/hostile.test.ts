@@ -207,6 +207,36 @@ describe('requests the HTTP parser refuses', () => {
     expect(waited).toBeLessThan(13_000);
   }, 30_000);
 
+  it('keeps an idle connection open for a proxy to reuse, and says for how long', async () => {
+    // A load balancer keeps idle connections to the API for 60 s and reuses them; had the API
+    // closed one first (Node's default is 5 s), the request sent on it would be a 502.
+    const { port } = new URL(t.api.url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    let closed = false;
+    socket.on('close', () => (closed = true));
+    const next = () => new Promise<string>((resolve) => {
+      let out = '';
+      const onData = (d: Buffer) => {
+        out += d.toString();
+        const head = out.indexOf('\r\n\r\n');
+        const length = Number(/content-length: (\d+)/i.exec(out)?.[1] ?? NaN);
+        if (head >= 0 && out.length >= head + 4 + length) {
+          socket.off('data', onData);
+          resolve(out);
+        }
+      };
+      socket.on('data', onData);
+      socket.write('GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n');
+    });
+    const first = await next();
+    expect(first).toMatch(/^HTTP\/1\.1 200 /);
+    expect(first).toMatch(/\r\nKeep-Alive: timeout=65\r\n/i);
+    await new Promise((r) => setTimeout(r, 6_000));
+    expect(closed).toBe(false);
+    expect(await next()).toMatch(/^HTTP\/1\.1 200 /);
+    socket.destroy();
+  }, 20_000);
+
   it('answers Node-refused and half-closed requests in bulk and keeps serving', async () => {
     await Promise.all(Array.from({ length: 100 }, (_, i) => raw(i % 2 ? 'GET /v1/pairs\x7f HTTP/1.1\r\n\r\n' : 'GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n')));
     expect((await t.get('/v1/health')).status).toBe(200);
