@@ -8,6 +8,7 @@ import type { Sql } from '../lib/db/connect.js';
 import type { Logger } from '../lib/log.js';
 import { createApp } from './app.js';
 import { createSigner, type CertificateSigner } from './certificates/signer.js';
+import { registerSigningKey } from './queries/certificates.js';
 import type { AppDeps, PairInfo } from './context.js';
 import { KeyStore } from './keys/store.js';
 import { RateLimiter } from './limits/limiter.js';
@@ -33,6 +34,7 @@ export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { s
   const pairs = await sql<PairInfo[]>`SELECT pair, base, quote FROM pairs WHERE visibility = 'public' ORDER BY pair`;
   const snapshot = opts.snapshot ?? new LiveSnapshot(sql, log);
   const signer = opts.signer ?? createSigner({ hmacSecret: config.certSecret, ed25519PrivateKeyPem: config.certEd25519Key, keyDir: path.join(config.varDir, 'keys') });
+  await registerSigningKey(sql, signer); // it signs live audit trails: listed before the first
   return {
     config,
     log,

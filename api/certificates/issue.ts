@@ -7,6 +7,7 @@
 import crypto from 'node:crypto';
 import type { Sql } from '../../lib/db/connect.js';
 import { num, numeric, timestamp } from '../format.js';
+import { registerSigningKey } from '../queries/certificates.js';
 import type { CertificateResponse } from '../schemas.js';
 import * as v from '../verification.js';
 import { byBucket, certifiedRate, type VenueBucketRow } from './rate.js';
@@ -34,8 +35,15 @@ export type StoredCertificate = Omit<CertificateResponse, 'customer'>;
 
 const compact = (d: Date) => d.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z');
 
+/** Signers whose key this process has recorded in certificate_keys. */
+const registered = new WeakSet<CertificateSigner>();
+
 /** Certifies every bucket with trades in each range that has no certificate yet; returns how many. */
 export async function issueCertificates(sql: Sql, ranges: readonly SettledRange[], o: IssueOptions): Promise<number> {
+  if (!registered.has(o.signer)) {
+    await registerSigningKey(sql, o.signer); // before the first signature: the key is listed for good
+    registered.add(o.signer);
+  }
   let issued = 0;
   for (const range of ranges) {
     const [pair] = await sql<{ base: string; quote: string }[]>`SELECT base, quote FROM pairs WHERE pair = ${range.pair} AND visibility = 'public'`;

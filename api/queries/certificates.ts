@@ -1,6 +1,20 @@
 // Certificate queries: certificates are issued once per settled bucket (api/certificates/issue.ts)
 // and only read back here, never recomputed.
 import type { Sql } from '../../lib/db/connect.js';
+import type { CertificateSigner } from '../certificates/signer.js';
+
+/** Records the signer's public key (once; never changed) before it signs anything. */
+export async function registerSigningKey(sql: Sql, signer: CertificateSigner): Promise<void> {
+  await sql`
+    INSERT INTO certificate_keys (key_id, public_key_pem) VALUES (${signer.keyId}, ${signer.publicKeyPem})
+    ON CONFLICT (key_id) DO NOTHING`;
+}
+
+/** Every key that has signed, the newest first. */
+export function signingKeys(sql: Sql) {
+  return sql<{ key_id: string; public_key_pem: string }[]>`
+    SELECT key_id, public_key_pem FROM certificate_keys ORDER BY first_used_at DESC, key_id`;
+}
 
 /** The newest `limit` certificates of a pair with bucket in [from, to), newest first. */
 export function certificateList(sql: Sql, pair: string, from: Date, to: Date, limit: number) {

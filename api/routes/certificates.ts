@@ -7,7 +7,7 @@ import { notFound, validationError } from '../errors.js';
 import { dayStart, numeric, parseTimestamp, timestamp } from '../format.js';
 import { knownPair, requireTier, type Operation } from '../operation.js';
 import type { StoredCertificate } from '../certificates/issue.js';
-import { certificateAt, certificateList } from '../queries/certificates.js';
+import { certificateAt, certificateList, signingKeys } from '../queries/certificates.js';
 import { CERTIFICATE_KEYS_RESPONSE, CERTIFICATE_LIST_RESPONSE, CERTIFICATE_RESPONSE, type CertificateKeysResponse, type CertificateListResponse, type CertificateResponse } from '../schemas.js';
 import { DATE, PAIR, parseParams, parseQuery } from '../validate.js';
 
@@ -33,7 +33,7 @@ const certParams = {
 const noQuery = { type: 'object', additionalProperties: false, properties: {} } as const;
 
 export const operations: Operation[] = [
-  { method: 'get', path: '/v1/certificates/keys', summary: 'Ed25519 public key for verifying certificates (no key needed)', tier: null, query: noQuery, response: CERTIFICATE_KEYS_RESPONSE },
+  { method: 'get', path: '/v1/certificates/keys', summary: 'Ed25519 public keys for verifying certificates: the one in use first, then every earlier one (no key needed)', tier: null, query: noQuery, response: CERTIFICATE_KEYS_RESPONSE },
   { method: 'get', path: '/v1/certificates/:pair', summary: 'Certificates available for a pair', tier: 'enterprise', params: pairParams, query: listQuery, response: CERTIFICATE_LIST_RESPONSE },
   { method: 'get', path: '/v1/certificates/:pair/:timestamp', summary: 'One signed rate certificate', tier: 'enterprise', params: certParams, query: noQuery, response: CERTIFICATE_RESPONSE, errors: ['not_found'] },
 ];
@@ -41,7 +41,11 @@ export const operations: Operation[] = [
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/certificates/keys', async (ctx: AppContext) => {
     parseQuery(noQuery, ctx);
-    ctx.body = { keys: [{ key_id: deps.signer.keyId, algorithm: 'Ed25519', public_key_pem: deps.signer.publicKeyPem }] } satisfies CertificateKeysResponse;
+    // the key in use first, then every earlier one: a certificate stays verifiable after a rotation
+    const earlier = (await signingKeys(deps.sql)).filter((k) => k.key_id !== deps.signer.keyId);
+    ctx.body = {
+      keys: [{ key_id: deps.signer.keyId, public_key_pem: deps.signer.publicKeyPem }, ...earlier].map((k) => ({ key_id: k.key_id, algorithm: 'Ed25519' as const, public_key_pem: k.public_key_pem })),
+    } satisfies CertificateKeysResponse;
   });
 
   router.get('/v1/certificates/:pair', async (ctx: AppContext) => {

@@ -1,7 +1,12 @@
 // Certificates: enterprise only, deterministic, and both signatures verify independently with
 // node:crypto (HMAC with the shared secret, Ed25519 with the published public key).
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issueCertificates } from '../../api/certificates/issue.js';
+import { createSigner } from '../../api/certificates/signer.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import * as ref from '../support/reference.js';
 
@@ -81,5 +86,33 @@ describe('certificates', () => {
     const res = await t.get('/v1/certificates/BTCNGN/2001-01-01T00:00:00%2B00:00', t.keys.enterprise);
     expect(res.status).toBe(404);
     expect(res.body.error).toBe('not_found');
+  });
+
+  it('stay verifiable after the signing key is rotated: every key that signed is listed, the one in use first', async () => {
+    // the service comes back with a new Ed25519 key and certifies the next bucket that settles
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-rotated-'));
+    const rotated = createSigner({ hmacSecret: SECRET, keyDir: dir });
+    const [settled] = await t.db.sql<{ settled_through: Date }[]>`SELECT settled_through FROM pair_settlement WHERE pair = 'BTCNGN'`;
+    const next = { pair: 'BTCNGN', from: settled!.settled_through, to: new Date(settled!.settled_through.getTime() + 300_000) };
+    expect(await issueCertificates(t.db.sql, [next], { signer: rotated, issuerUrl: 'https://afrates.test', market: 'real' })).toBe(1);
+    const restarted = await startTestApi({ db: t.db, env: { CERT_HMAC_SECRET: SECRET, CERT_ED25519_PRIVATE_KEY: fs.readFileSync(path.join(dir, 'cert-ed25519.pem'), 'utf8') } });
+    try {
+      const keys = (await restarted.get('/v1/certificates/keys')).body.keys as { key_id: string; public_key_pem: string }[];
+      expect(keys[0]!.key_id).toBe(rotated.keyId);
+      const byId = new Map(keys.map((k) => [k.key_id, crypto.createPublicKey(k.public_key_pem)]));
+      const list = await restarted.get('/v1/certificates/BTCNGN?limit=1000', restarted.keys.enterprise);
+      const signedBy = new Set<string>();
+      for (const { certificate_url } of list.body.certificates as { certificate_url: string }[]) {
+        const cert = (await restarted.get(certificate_url, restarted.keys.enterprise)).body;
+        const key = byId.get(cert.audit.ed25519_key_id);
+        expect(key, `${cert.certificate_id} names key ${cert.audit.ed25519_key_id}`).toBeDefined();
+        expect(crypto.verify(null, Buffer.from(cert.audit.signed_payload), key!, Buffer.from(cert.audit.ed25519_signature, 'base64'))).toBe(true);
+        signedBy.add(cert.audit.ed25519_key_id);
+      }
+      expect(signedBy.size).toBe(2); // the first key's certificates and the rotated key's
+    } finally {
+      await restarted.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
