@@ -175,8 +175,17 @@ export class RateLimiter {
       const usedThisMonth = await this.count(key, expiresAt);
       const monthLeft = Math.ceil((month.next - now) / 1000);
       if (usedThisMonth > rules.perMonth) {
+        // the month is the window that refuses: every header says when it renews, as Retry-After
+        // does (the contract tells clients to wait until X-RateLimit-Reset; the minute's would have
+        // them retry every minute until the 1st)
         throw new ApiError(429, 'monthly_quota_exceeded', `Monthly quota of ${rules.perMonth} requests used up; it renews on ${new Date(month.next).toISOString().slice(0, 10)}.`, {
           ...headers,
+          'X-RateLimit-Limit': String(rules.perMonth),
+          'X-RateLimit-Remaining': '0',
+          'X-RateLimit-Reset': String(month.next / 1000),
+          'X-Quota-Limit': String(rules.perMonth),
+          'X-Quota-Remaining': '0',
+          RateLimit: `${headers.RateLimit}, "month";r=0;t=${monthLeft}`,
           'Retry-After': String(monthLeft),
         });
       }

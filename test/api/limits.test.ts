@@ -75,6 +75,13 @@ describe('per-minute limit', () => {
     expect(res.status).toBe(429);
     expect(res.body.error).toBe('monthly_quota_exceeded');
     expect(Number(res.headers.get('retry-after'))).toBe((Date.UTC(2026, 11, 1) - clock) / 1000);
+    // every header says the same: wait for the month, not the minute (the contract: "wait until
+    // X-RateLimit-Reset"); had they pointed at the minute, the client would retry every minute
+    expect(Number(res.headers.get('x-ratelimit-reset'))).toBe(Date.UTC(2026, 11, 1) / 1000);
+    expect(res.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(res.headers.get('x-ratelimit-limit')).toBe('5000');
+    expect(res.headers.get('x-quota-remaining')).toBe('0');
+    expect(res.headers.get('ratelimit')).toContain(`"month";r=0;t=${res.headers.get('retry-after')}`);
   });
 });
 
