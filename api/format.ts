@@ -60,12 +60,16 @@ export function dayStart(day: string): Date {
 
 /**
  * Parses the +00:00 (or Z) timestamps we hand out; null when it is not one. A '+' sent unencoded
- * in a URL arrives as a space, so ' 00:00' is read as '+00:00'.
+ * in a URL arrives as a space, so ' 00:00' is read as '+00:00'. Only real instants to the
+ * millisecond: JavaScript's Date rolls 2026-02-29 over to 1 March and T24:00 to the next day, and
+ * drops digits past the millisecond, each of which named another instant than the one asked for.
  */
 export function parseTimestamp(raw: string): Date | null {
   const text = raw.replace(/ 00:00$/, '+00:00');
-  // years 2000-2099, like dates (api/validate.ts DATE)
-  if (!/^20\d{2}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(\+00:00|Z)$/.test(text)) return null;
-  const d = new Date(text.replace('+00:00', 'Z'));
-  return Number.isNaN(d.getTime()) ? null : d;
+  // years 2000-2099, like dates (api/validate.ts DATE); digits past the millisecond must be zeros
+  const m = /^(20\d{2}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,3})0{0,3})?(?:\+00:00|Z)$/.exec(text);
+  if (!m) return null;
+  const ms = (m[2] ?? '').padEnd(3, '0');
+  const d = new Date(`${m[1]}.${ms}Z`);
+  return !Number.isNaN(d.getTime()) && d.toISOString() === `${m[1]}.${ms}Z` ? d : null;
 }

@@ -82,6 +82,14 @@ describe('certificates', () => {
     }
   });
 
+  it('refuses a timestamp finer than a millisecond or not a real date, instead of serving another bucket', async () => {
+    const list = await t.get('/v1/certificates/BTCNGN?limit=1', t.keys.enterprise);
+    const at = list.body.certificates[0].timestamp as string; // e.g. 2026-11-20T08:10:00+00:00
+    const finer = `${at.slice(0, 19)}.0009%2B00:00`;
+    expect((await t.get(`/v1/certificates/BTCNGN/${finer}`, t.keys.enterprise)).body.error).toBe('validation_error');
+    expect((await t.get('/v1/certificates/BTCNGN/2026-02-29T00:00:00%2B00:00', t.keys.enterprise)).body.error).toBe('validation_error');
+  });
+
   it('answers 404 for a time without a published rate', async () => {
     const res = await t.get('/v1/certificates/BTCNGN/2001-01-01T00:00:00%2B00:00', t.keys.enterprise);
     expect(res.status).toBe(404);

@@ -2,7 +2,7 @@
 // rounds to 12 significant digits. Its shortcut for short decimals must give exactly what the
 // plain rounding gives, for the kinds of text PostgreSQL's numeric produces.
 import { describe, expect, it } from 'vitest';
-import { num } from '../../api/format.js';
+import { num, parseTimestamp } from '../../api/format.js';
 
 const rounded = (text: string) => Number(Number(text).toPrecision(12));
 
@@ -44,3 +44,20 @@ describe('num', () => {
     expect(num(1 / 3)).toBe(0.333333333333);
   });
 });
+
+describe('parseTimestamp', () => {
+  it('reads the instants we hand out, with Z, +00:00 or a space for an unencoded +', () => {
+    for (const text of ['2026-11-20T10:05:00+00:00', '2026-11-20T10:05:00Z', '2026-11-20T10:05:00 00:00', '2026-11-20T10:05:00.000+00:00', '2026-11-20T10:05:00.000000Z']) {
+      expect(parseTimestamp(text)?.toISOString(), text).toBe('2026-11-20T10:05:00.000Z');
+    }
+    expect(parseTimestamp('2028-02-29T23:59:59.999Z')?.toISOString()).toBe('2028-02-29T23:59:59.999Z');
+  });
+
+  it('refuses what names no real instant, or one finer than a millisecond, instead of reading another', () => {
+    // each of these Date would read as a different instant: 1 March, the next day, 08:10:00.000
+    for (const text of ['2026-02-29T00:00:00Z', '2026-04-31T00:00:00Z', '2026-11-22T24:00:00+00:00', '2026-11-20T10:60:00Z', '2026-11-20T10:05:60Z', '2026-11-20T08:10:00.0009+00:00', '2026-11-20T10:05:00+01:00', '1999-12-31T23:59:59Z']) {
+      expect(parseTimestamp(text), text).toBeNull();
+    }
+  });
+});
+
