@@ -18,8 +18,8 @@ const listQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    start: { ...DATE, description: 'first UTC day; default 7 days ago' },
-    end: { ...DATE, description: 'last UTC day, inclusive; default today' },
+    start: { ...DATE, description: 'first UTC day; default 7 days before end' },
+    end: { ...DATE, description: 'last UTC day, inclusive; default today, or start if that is later' },
     limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
   },
 } as const;
@@ -52,9 +52,11 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     requireTier(ctx, 'enterprise', 'Certificates');
     const pair = knownPair(deps, parseParams(pairParams, ctx.params).pair!, 'pair');
     const q = parseQuery(listQuery, ctx);
+    // a bound not given follows the one given: ?end=<a month ago> alone is the week up to it
     const today = Math.floor(Date.now() / DAY_MS) * DAY_MS;
-    const from = q.start ? dayStart(q.start) : new Date(today - 7 * DAY_MS);
-    const to = q.end ? new Date(dayStart(q.end).getTime() + DAY_MS) : new Date(today + DAY_MS);
+    const lastDay = q.end ? dayStart(q.end).getTime() : Math.max(today, q.start ? dayStart(q.start).getTime() : today);
+    const from = q.start ? dayStart(q.start) : new Date(lastDay - 7 * DAY_MS);
+    const to = new Date(lastDay + DAY_MS);
     if (to <= from) throw validationError("'end' must not be before 'start'");
     const rows = await certificateList(deps.sql, pair.pair, from, to, q.limit);
     ctx.body = {

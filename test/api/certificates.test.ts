@@ -42,6 +42,14 @@ describe('certificates', () => {
     expect(res.body.certificates[0].certificate_url).toBe(`/v1/certificates/BTCNGN/${encodeURIComponent(res.body.certificates[0].timestamp)}`);
     const limited = await t.get('/v1/certificates/BTCNGN?limit=3', t.keys.enterprise);
     expect(limited.body.count).toBe(3);
+    // one bound alone: the other follows it (a week before `end`; `end` at least `start`)
+    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    const beforeData = await t.get(`/v1/certificates/BTCNGN?end=${day(Date.now() - 10 * 86_400_000)}`, t.keys.enterprise);
+    expect([beforeData.status, beforeData.body.count]).toEqual([200, 0]);
+    const fromToday = await t.get(`/v1/certificates/BTCNGN?start=${day(Date.now())}&limit=1000`, t.keys.enterprise);
+    expect(fromToday.status).toBe(200);
+    const ahead = await t.get(`/v1/certificates/BTCNGN?start=${day(Date.now() + 2 * 86_400_000)}`, t.keys.enterprise);
+    expect([ahead.status, ahead.body.count]).toEqual([200, 0]);
   });
 
   it('verify with HMAC-SHA256 and Ed25519, and are byte-identical when fetched again', async () => {
