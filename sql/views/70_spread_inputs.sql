@@ -1,8 +1,10 @@
--- spread_inputs(pair, now): the newest closed 5-minute bucket in which the pair traded (within the
--- last 24 hours): each venue's candle in that bucket, and the pair's across venues
+-- spread_inputs(pair, now): the newest settled 5-minute bucket in which the pair traded (within
+-- the last 24 hours): each venue's candle in that bucket, and the pair's across venues
 -- (exchange = NULL). bid ~ the candle's low, ask ~ its high: an approximation from trades, not
--- order-book depth. A closed bucket, because the one still open may hold a single trade (bid = ask,
--- 0 bps) just after its edge; one bucket for all, so the top level and its sources agree.
+-- order-book depth. Settled (pair_settlement: every venue has collected past its end, or the lag
+-- has passed), not merely closed: just after an edge one venue may have reported and the others
+-- not, and the answer for that timestamp changed minutes later (one trade: bid = ask, 0 bps). One
+-- bucket for all, so the top level and its sources agree.
 -- Read by: GET /v1/rates/spread.
 DROP FUNCTION IF EXISTS spread_inputs(text, timestamptz);
 
@@ -15,6 +17,7 @@ LANGUAGE sql STABLE AS $$
     FROM candles c
     WHERE c.interval = '5m' AND c.pair = p_pair
       AND c.bucket > p_now - INTERVAL '24 hours' AND c.bucket <= p_now - INTERVAL '5 minutes'
+      AND c.bucket + INTERVAL '5 minutes' <= (SELECT s.settled_through FROM pair_settlement s WHERE s.pair = p_pair)
     ORDER BY c.bucket DESC
     LIMIT 1
   )

@@ -6,6 +6,7 @@ import { operations } from '../../api/routes/index.js';
 import { startTestApi, type HttpResult, type TestApi } from '../support/api.js';
 import * as ref from '../support/reference.js';
 import { insertTrades } from '../../pipeline/store.js';
+import { refreshAggregates } from '../../lib/db/refresh.js';
 
 let t: TestApi;
 let free: string; // a fresh free key per test: the free tier allows 10 requests a minute
@@ -209,13 +210,20 @@ describe('GET /v1/rates/eod', () => {
 });
 
 describe('Builder+ analytics', () => {
-  it('spread: bid/ask from the newest closed 5-minute low/high, its sources from that same bucket', async () => {
-    // one trade just after the current bucket's edge: the spread must not collapse to bid = ask
+  it('spread: bid/ask from the newest settled 5-minute low/high, its sources from that same bucket', async () => {
+    // one trade just after the current bucket's edge, one in the last closed bucket that has not
+    // settled: neither may show (bid = ask; an answer that changes once the other venues report)
     const open = Math.floor(Date.now() / 300_000) * 300_000;
-    await insertTrades(t.db.sql, [{ time: new Date(open + 1), exchange: 'luno', pair: 'BTCZAR', tradeId: 'edge-1', price: 1_700_000, amount: 0.01, side: 'buy' }]);
+    await insertTrades(t.db.sql, [
+      { time: new Date(open + 1), exchange: 'luno', pair: 'BTCZAR', tradeId: 'edge-1', price: 1_700_000, amount: 0.01, side: 'buy' },
+      { time: new Date(open - 1_000), exchange: 'luno', pair: 'BTCZAR', tradeId: 'edge-0', price: 1_650_000, amount: 0.01, side: 'buy' },
+    ]);
+    await refreshAggregates(t.db.sql);
+    const [{ settled_through: settled }] = await t.db.sql<{ settled_through: Date }[]>`SELECT settled_through FROM pair_settlement WHERE pair = 'BTCZAR'`;
+    expect(settled.getTime()).toBeLessThan(open - 300_000); // settled by the lag: the last closed bucket is not
     const res = await t.get('/v1/rates/spread?pair=BTCZAR', t.keys.builder);
     expectShape(res, '/v1/rates/spread');
-    const closed = ref.candles(t.trades.filter((x) => x.pair === 'BTCZAR'), '5m').filter((c) => c.bucket + 300_000 <= Date.now()).at(-1)!;
+    const closed = ref.candles(t.trades.filter((x) => x.pair === 'BTCZAR'), '5m').filter((c) => c.bucket + 300_000 <= settled.getTime()).at(-1)!;
     expect(res.body.timestamp).toBe(new Date(closed.bucket).toISOString().replace('.000Z', '+00:00'));
     expect(res.body.bid).toBe(closed.low);
     expect(res.body.ask).toBe(closed.high);
