@@ -219,7 +219,8 @@ describe('Builder+ analytics', () => {
       { time: new Date(open - 1_000), exchange: 'luno', pair: 'BTCZAR', tradeId: 'edge-0', price: 1_650_000, amount: 0.01, side: 'buy' },
     ]);
     await refreshAggregates(t.db.sql);
-    const [{ settled_through: settled }] = await t.db.sql<{ settled_through: Date }[]>`SELECT settled_through FROM pair_settlement WHERE pair = 'BTCZAR'`;
+    const [row] = await t.db.sql<{ settled_through: Date }[]>`SELECT settled_through FROM pair_settlement WHERE pair = 'BTCZAR'`;
+    const settled = row!.settled_through;
     expect(settled.getTime()).toBeLessThan(open - 300_000); // settled by the lag: the last closed bucket is not
     const res = await t.get('/v1/rates/spread?pair=BTCZAR', t.keys.builder);
     expectShape(res, '/v1/rates/spread');
