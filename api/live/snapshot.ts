@@ -142,7 +142,10 @@ export class LiveSnapshot {
       syn?.price != null
         ? {
             price: Number(syn.price),
-            time: new Date(Math.min(...[syn.usd_price_at, syn.fx_updated_at].filter((d): d is Date => d !== null).map((d) => d.getTime()))),
+            // as old as its crypto leg: FX is collected hourly (FX_CYCLE_SECONDS) and judged by its
+            // own rule (fresh within 36 h, else fx_stale); counted in the age, it made every
+            // synthetic-only pair stale, and gone from live, at the end of each FX hour
+            time: syn.usd_price_at!,
             fxStale: (syn.fx_fresh_sources ?? 0) === 0,
           }
         : null;
