@@ -5,6 +5,7 @@ import { type Operation } from '../operation.js';
 import { PAIRS_RESPONSE, type PairsResponse } from '../schemas.js';
 import { parseQuery } from '../validate.js';
 import { isLive } from '../verification.js';
+import { LiveJsonCache } from '../live/cache.js';
 
 const query = { type: 'object', additionalProperties: false, properties: {} } as const;
 
@@ -26,7 +27,8 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       ) h ON true
       WHERE p.visibility = 'public'
       ORDER BY p.pair`;
-    const now = Date.now();
+    // the moment live and markets answer for (whole seconds): one live rule, one clock
+    const now = LiveJsonCache.moment(Date.now()).getTime();
     ctx.body = {
       pairs: rows.map((r) => {
         const info = deps.pairs.get(r.pair)!;

@@ -9,6 +9,7 @@ import { type Operation } from '../operation.js';
 import { STATUS_RESPONSE, type StatusResponse } from '../schemas.js';
 import { parseQuery } from '../validate.js';
 import { FRESH_SECONDS } from '../verification.js';
+import { LiveJsonCache } from '../live/cache.js';
 
 const SILENT_AFTER_MS = 3 * 5 * 60_000;
 const query = { type: 'object', additionalProperties: false, properties: {} } as const;
@@ -42,7 +43,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
           WHERE p.visibility = 'public'`
       ).map((r) => [r.pair, r]),
     );
-    const now = Date.now();
+    const now = LiveJsonCache.moment(Date.now()).getTime(); // ages as live and markets count them
     const pairs: StatusResponse['pairs'] = {};
     let fresh = 0;
     let anyFailing = false;

@@ -1,7 +1,7 @@
 // Every endpoint over HTTP, per tier, with responses checked against the schemas the OpenAPI
 // document is built from.
 import { Ajv } from 'ajv';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { operations } from '../../api/routes/index.js';
 import { startTestApi, type HttpResult, type TestApi } from '../support/api.js';
 import * as ref from '../support/reference.js';
@@ -111,6 +111,21 @@ describe('GET /v1/rates/live', () => {
     expect(kes.synthetic_divergence_pct).toBe(0);
     const priced = await t.get('/v1/rates/live?pairs=BTCKES&include_synthetic=true', t.keys.builder);
     expect(priced.body.data.BTCKES.pricing.synthetic).toMatchObject({ divergence: 0, divergence_pct: '0.00%' });
+  });
+
+  it('calls a pair live or not in one voice in /v1/pairs and /v1/rates/markets, at the hour\'s edge too', async () => {
+    // exactly 3,601 s after a newest trade that fell inside a second: live and markets count from
+    // the whole second (3,600 s: live), and pairs counted the milliseconds (3,601 s: not live)
+    const e = t.api.deps.snapshot.all().find((x) => x.calculation === 'vwap' && x.time.getTime() % 1000 !== 0)!;
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(e.time.getTime() + 3_601_000);
+      const pairs = await t.get('/v1/pairs', t.keys.builder);
+      const markets = await t.get('/v1/rates/markets', t.keys.builder);
+      expect(pairs.body.pairs.find((p: { pair: string }) => p.pair === e.pair).availability.live).toBe(e.pair in markets.body.data);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('calls the same pairs live in /v1/pairs, /v1/rates/markets and /v1/rates/live', async () => {
