@@ -1,6 +1,7 @@
 // The writer: the only code that inserts trades and FX observations. Every statement is kept under
 // MAX_STATEMENT_BYTES of parameters, because one protocol message over ~64 KB kills the embedded
 // database (shared/embedded-timescaledb.md); a real server doesn't mind, and the same code runs.
+import type { TransactionSql } from 'postgres';
 import type { Sql } from '../lib/db/connect.js';
 
 export const MAX_STATEMENT_BYTES = 24_000;
@@ -83,16 +84,18 @@ function copyField(v: string | number | null): string {
 }
 
 /**
- * COPYs the rows into trades; true when all went in, false when the server refused them (some are
- * stored already, or a value is out of bounds). postgres.js (3.4.9) never reports a COPY that the
- * server refuses after its last row (porsager/postgres#1173: the stream just stays open), so the
- * COPY runs in a transaction on a connection of its own, and the query sent behind it tells: it
- * fails (25P02, transaction aborted) after a refused COPY, and the transaction is rolled back.
+ * COPYs the rows into trades, with their refresh request, in one transaction; true when all went
+ * in, false when the server refused them (some are stored already, or a value is out of bounds).
+ * postgres.js (3.4.9) never reports a COPY that the server refuses after its last row
+ * (porsager/postgres#1173: the stream just stays open), so the COPY runs in a transaction on a
+ * connection of its own, and the query behind it tells: it fails (25P02, transaction aborted)
+ * after a refused COPY, and the transaction is rolled back.
  */
-async function copyTrades(sql: Sql, trades: readonly TradeRow[]): Promise<boolean> {
+async function copyTrades(sql: Sql, trades: readonly TradeRow[], earliest: Date): Promise<boolean> {
   const conn = await sql.reserve();
   try {
     await conn`BEGIN`;
+    await conn`INSERT INTO refresh_requests (from_time) VALUES (${earliest})`;
     const copy = await conn`COPY trades (time, exchange, pair, trade_id, price, amount, side) FROM STDIN`.writable();
     copy.on('error', () => {}); // a refusal is read from the query behind it
     const write = (chunk: string) => new Promise<void>((resolve, reject) => copy.write(chunk, (err) => (err ? reject(err) : resolve())));
@@ -123,25 +126,34 @@ async function copyTrades(sql: Sql, trades: readonly TradeRow[]): Promise<boolea
 }
 
 /**
- * Stores trades once each (a repeated exchange, pair, id and time is skipped). Before the rows go
- * in, the earliest of their times is recorded in refresh_requests, so the next refresh covers them
- * even where an aggregate is already materialised (late trades), and even if this process dies
- * between the two statements (lib/db/refresh.ts).
+ * Stores trades once each (a repeated exchange, pair, id and time is skipped). With the rows, in
+ * the same transaction, the earliest of their times is recorded in refresh_requests, so the next
+ * refresh covers them even where an aggregate is already materialised (late trades): a refresh
+ * sees the request and the trades together or neither (lib/db/refresh.ts). Written apart, a
+ * refresh elsewhere could take the request before the trades were there, and leave them out of
+ * the candles for good.
  */
 export async function insertTrades(sql: Sql, trades: readonly TradeRow[], opts: InsertOptions = {}): Promise<InsertResult> {
+  if (trades.length === 0) return { inserted: 0, from: null, to: null, times: [] };
+  const earliest = trades.reduce((min, t) => (t.time < min ? t.time : min), trades[0]!.time);
+  // COPY is all or nothing: refused (some stored already), the INSERT below stores the rest. Its
+  // fixed cost (a transaction, a query behind it: tens of ms) pays off only for large batches.
+  if (opts.copy && trades.length >= COPY_FROM_ROWS && (await copyTrades(sql, trades, earliest))) {
+    const last = trades.reduce((max, t) => (t.time > max ? t.time : max), trades[0]!.time);
+    return { inserted: trades.length, from: earliest, to: last, times: trades.map((t) => t.time) };
+  }
+  return sql.begin(async (tx) => {
+    await tx`INSERT INTO refresh_requests (from_time) VALUES (${earliest})`;
+    return insertRows(tx, trades);
+  }) as Promise<InsertResult>;
+}
+
+/** INSERT ... ON CONFLICT DO NOTHING, in statements under the message limit; what went in. */
+async function insertRows(sql: TransactionSql, trades: readonly TradeRow[]): Promise<InsertResult> {
   let inserted = 0;
   let from: Date | null = null;
   let to: Date | null = null;
   const times: Date[] = [];
-  if (trades.length === 0) return { inserted, from, to, times };
-  const earliest = trades.reduce((min, t) => (t.time < min ? t.time : min), trades[0]!.time);
-  await sql`INSERT INTO refresh_requests (from_time) VALUES (${earliest})`;
-  // COPY is all or nothing: refused (some stored already), the INSERT below stores the rest. Its
-  // fixed cost (a transaction, a query behind it: tens of ms) pays off only for large batches.
-  if (opts.copy && trades.length >= COPY_FROM_ROWS && (await copyTrades(sql, trades))) {
-    const last = trades.reduce((max, t) => (t.time > max ? t.time : max), trades[0]!.time);
-    return { inserted: trades.length, from: earliest, to: last, times: trades.map((t) => t.time) };
-  }
   for (const batch of batchesUnder(trades, tradeParams)) {
     const rows = batch.map((t) => ({
       time: t.time,
