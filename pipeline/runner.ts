@@ -7,7 +7,7 @@
 // FX_CYCLE_SECONDS. A venue that keeps failing is marked failing (venue_health, read by
 // GET /v1/status) and retried after a growing pause.
 import Bottleneck from 'bottleneck';
-import { OperationFailed, type Exchange } from 'ccxt';
+import { BadSymbol, OperationFailed, type Exchange } from 'ccxt';
 import type { Config } from '../lib/config.js';
 import { withoutStatementTimeout, type Sql } from '../lib/db/connect.js';
 import { refreshAggregates } from '../lib/db/refresh.js';
@@ -22,6 +22,13 @@ import type { Venue } from './venues/types.js';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
+/**
+ * A market missing from a venue's list (maintenance, a partial answer, a rename) is kept, and
+ * looked for again this soon; dropped only once missing this long. Taken at its word, one answer
+ * without it stopped the pair's collection for a day, silently.
+ */
+const REDISCOVER_MS = 5 * 60_000;
+const MISSING_FOR_MS = HOUR_MS;
 
 export interface PipelineOptions {
   readonly config: Config;
@@ -56,6 +63,8 @@ interface VenueState {
   readonly limiter: Bottleneck;
   listings: Listing[];
   discoveredAt: number;
+  /** pair -> since when its market has been missing from the venue's list */
+  missingSince: Map<string, number>;
   failedCycles: number;
   nextAttemptAt: number;
   /** The collection under way, if any: a venue never runs two at once. */
@@ -99,6 +108,7 @@ export class Pipeline {
       limiter: new Bottleneck(o.unpaced ? { maxConcurrent: 4 } : { minTime: venue.limits.minTimeMs, maxConcurrent: venue.limits.maxConcurrent }),
       listings: [],
       discoveredAt: 0,
+      missingSince: new Map(),
       failedCycles: 0,
       nextAttemptAt: 0,
       running: null,
@@ -132,10 +142,27 @@ export class Pipeline {
     const pairs = await this.pairsLoaded;
     try {
       await this.withRetry(state, () => state.exchange.loadMarkets(true));
-      state.listings = listingsOf(state.venue.id, state.exchange, pairs);
-      state.discoveredAt = this.now();
+      const found = listingsOf(state.venue.id, state.exchange, pairs);
+      const now = this.now();
+      // what was listed before (after a restart: as recorded) and is missing now is kept a while
+      const before = state.listings.length > 0 ? state.listings : await this.o.sql<Listing[]>`SELECT pair, symbol FROM venue_markets WHERE exchange = ${state.venue.id}`;
+      const kept = before.filter((l) => {
+        if (found.some((f) => f.pair === l.pair)) return false;
+        const since = state.missingSince.get(l.pair) ?? now;
+        state.missingSince.set(l.pair, since);
+        return now - since < MISSING_FOR_MS;
+      });
+      for (const pair of state.missingSince.keys()) if (!kept.some((l) => l.pair === pair)) state.missingSince.delete(pair);
+      state.listings = [...found, ...kept];
+      state.discoveredAt = kept.length > 0 ? now - DAY_MS + REDISCOVER_MS : now;
       await recordListings(this.o.sql, state.venue.id, state.listings);
-      this.o.log.info({ venue: state.venue.id, pairs: state.listings.map((l) => l.pair) }, 'venue markets discovered');
+      this.o.log.info({ venue: state.venue.id, pairs: found.map((l) => l.pair) }, 'venue markets discovered');
+      if (kept.length > 0) {
+        this.o.log.warn(
+          { venue: state.venue.id, pairs: kept.map((l) => l.pair) },
+          'markets missing from the venue\'s list: kept, and looked for again in 5 minutes (dropped after an hour missing)',
+        );
+      }
     } catch (err) {
       // keep serving what was discovered before (also across restarts, from venue_markets)
       if (state.listings.length === 0) {
@@ -208,6 +235,8 @@ export class Pipeline {
         }
       } catch (err) {
         failures++;
+        // a market the venue no longer knows by that name: look at its list again soon
+        if (err instanceof BadSymbol) state.discoveredAt = Math.min(state.discoveredAt, this.now() - DAY_MS + REDISCOVER_MS);
         const message = `${(err as Error).constructor.name}: ${(err as Error).message}`.slice(0, 500);
         this.unpublished.errors.push({ source: id, pair: listing.pair, error: message });
         await this.recordHealth(id, listing.pair, false, null, message).catch(() => {});
