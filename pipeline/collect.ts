@@ -30,6 +30,12 @@ export interface CollectResult {
   readonly lateOldest: Date | null;
   /** Trades held back for being stamped more than AHEAD_TOLERANCE_MS ahead of our clock (each time seen). */
   readonly ahead: number;
+  /**
+   * Trades lost between the watermark and the oldest trade the venue still serves: its first page
+   * did not reach back to the watermark's trade (Quidax serves only its latest trades, Luno 24
+   * hours). Null when the walk joined up with what was stored.
+   */
+  readonly gap: { readonly from: Date; readonly to: Date } | null;
 }
 
 /** Allowance for a venue publishing a trade a little after its timestamp. */
@@ -138,6 +144,7 @@ export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opt
   let late = 0;
   let lateOldest: Date | null = null;
   let ahead = 0;
+  let gap: CollectResult['gap'] = null;
   const now = opts.now ?? Date.now;
   const maxPages = opts.maxPages ?? 50;
   // a venue that walks back from now is told where a bounded (backfill) walk should start instead
@@ -152,6 +159,8 @@ export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opt
     const mark = watermark;
     const latest = fetchedAt + AHEAD_TOLERANCE_MS;
     const offered = normalise(page, target);
+    // since is inclusive, so a venue that still serves the watermark's trade hands it back first
+    if (pages === 1 && mark && offered.length > 0 && offered[0]!.time > mark.time) gap = { from: mark.time, to: offered[0]!.time };
     const taken = offered.filter((r) => r.time.getTime() <= latest);
     ahead += offered.length - taken.length;
     const fresh = taken.filter(
@@ -190,5 +199,5 @@ export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opt
     // within one millisecond would never advance, so step past that millisecond.
     since = pageNewest > since ? pageNewest : since + 1;
   }
-  return { fetched, inserted, from, to, pages, caughtUp, watermark, collectedThrough, late, lateOldest, ahead };
+  return { fetched, inserted, from, to, pages, caughtUp, watermark, collectedThrough, late, lateOldest, ahead, gap };
 }

@@ -220,6 +220,10 @@ export class Pipeline {
         });
         inserted += result.inserted;
         await this.recordHealth(id, listing.pair, true, result);
+        if (result.gap) {
+          // nothing can fetch them any more; not an error of this cycle (the venue delivered)
+          this.o.log.warn({ venue: id, pair: listing.pair, from: result.gap.from, to: result.gap.to }, 'trades lost: the venue no longer serves them (it keeps only its latest trades)');
+        }
         if (result.ahead > 0) {
           this.o.log.warn(
             { venue: id, pair: listing.pair, trades: result.ahead, toleranceMs: AHEAD_TOLERANCE_MS },
