@@ -48,6 +48,9 @@ export const PUBLISH_GRACE_MS = 5_000;
  */
 export const AHEAD_TOLERANCE_MS = 60_000;
 
+/** Full pages in a row with nothing new from `since` on, after which a walk gives up. */
+const STALLED_PAGES = 20;
+
 export interface CollectTarget {
   readonly venue: Venue;
   readonly exchange: Exchange;
@@ -145,6 +148,7 @@ export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opt
   let lateOldest: Date | null = null;
   let ahead = 0;
   let gap: CollectResult['gap'] = null;
+  let stalled = 0;
   const now = opts.now ?? Date.now;
   const maxPages = opts.maxPages ?? 50;
   // a venue that walks back from now is told where a bounded (backfill) walk should start instead
@@ -194,6 +198,12 @@ export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opt
       caughtUp = true;
       collectedThrough = new Date(Math.min(fetchedAt, opts.until ?? Infinity) - PUBLISH_GRACE_MS);
       break;
+    }
+    // A venue whose full pages bring nothing from `since` on (it ignores `since`) would be asked a
+    // millisecond further each time: a backfill's day is 86 million calls. Stop and say so.
+    stalled = fresh.length === 0 ? stalled + 1 : 0;
+    if (stalled >= STALLED_PAGES) {
+      throw new Error(`${target.venue.id} ${target.pair}: ${STALLED_PAGES} full pages in a row held no trade from ${new Date(since).toISOString()} on; the venue's pages do not advance`);
     }
     // A full page: ask again from its newest trade (inclusive; repeats are dropped). A full page
     // within one millisecond would never advance, so step past that millisecond.

@@ -1,10 +1,12 @@
 // Quidax serves only its latest ~100 trades. When more than that happen between two polls (an
 // outage of the venue, our backoff, a restart), the older ones cannot be fetched by anyone: the
 // collector must say so, naming the span, instead of carrying on as if nothing were missing.
+import type { Exchange } from 'ccxt';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.js';
 import type { Database } from '../../lib/db/connect.js';
+import { collect } from '../../pipeline/collect.js';
 import { Pipeline } from '../../pipeline/runner.js';
 import { startSimMarket, type SimMarket } from '../../pipeline/sim/index.js';
 import { venueById, venues } from '../../pipeline/venues/index.js';
@@ -75,5 +77,19 @@ describe('trades a venue no longer serves', () => {
       await p.stop();
     }
     expect(lines.filter((l) => l.msg.startsWith('trades lost'))).toEqual([]);
+  });
+});
+
+describe('a venue whose pages do not advance', () => {
+  it('ends a backfill with an error naming it, instead of asking a millisecond further forever', async () => {
+    // it ignores `since` and always answers the same full page, from before the day asked for
+    const day = Date.UTC(2026, 10, 18);
+    const page = Array.from({ length: 100 }, (_, i) => ({ id: String(5_000 + i), timestamp: day - 86_400_000 + i * 1_000, price: 100, amount: 1, side: 'buy' }));
+    let calls = 0;
+    const exchange = { fetchTrades: async () => (calls++, page) } as unknown as Exchange;
+    const venue = { ...venueById('luno')!, pageSize: 100 };
+    const walk = collect(db.sql, { venue, exchange, symbol: 'BTC/NGN', pair: 'BTCNGN' }, (work) => work(), { startAt: day, until: day + 86_399_999, maxPages: Number.POSITIVE_INFINITY, trackWatermark: false });
+    await expect(walk).rejects.toThrow(/luno BTCNGN: 20 full pages in a row .* do not advance/);
+    expect(calls).toBe(20);
   });
 });
