@@ -12,7 +12,7 @@ import type { Config } from '../lib/config.js';
 import { withoutStatementTimeout, type Sql } from '../lib/db/connect.js';
 import { refreshAggregates } from '../lib/db/refresh.js';
 import type { Logger } from '../lib/log.js';
-import { AHEAD_TOLERANCE_MS, collect, type CollectResult } from './collect.js';
+import { AHEAD_TOLERANCE_MS, collect, PUBLISH_GRACE_MS, type CollectResult } from './collect.js';
 import { listingsOf, loadPairs, recordListings, type Listing, type PairRow } from './discover.js';
 import { fxSources, type FxSource } from './fx/index.js';
 import { configureRetention, runStorageJobs } from './maintenance.js';
@@ -173,9 +173,12 @@ export class Pipeline {
   }
 
   private async recordHealth(venue: string, pair: string, ok: boolean, result: CollectResult | null, error?: string) {
+    const collected = result?.collectedThrough ?? null;
     await this.o.sql`
       INSERT INTO venue_health AS h (exchange, pair, last_attempt_at, last_success_at, last_trade_at, consecutive_failures, last_error, collected_through)
-      VALUES (${venue}, ${pair}, now(), ${ok ? new Date() : null}, ${result?.to ?? null}, ${ok ? 0 : 1}, ${error ?? null}, ${result?.collectedThrough ?? null})
+      VALUES (${venue}, ${pair}, now(), ${ok ? new Date() : null}, ${result?.to ?? null}, ${ok ? 0 : 1}, ${error ?? null},
+              -- never ahead of the database's clock: a host clock running fast claimed trades still to come
+              CASE WHEN ${collected}::timestamptz IS NULL THEN NULL ELSE LEAST(${collected}::timestamptz, now() - make_interval(secs => ${PUBLISH_GRACE_MS / 1000})) END)
       ON CONFLICT (exchange, pair) DO UPDATE SET
         last_attempt_at = now(),
         last_success_at = CASE WHEN ${ok} THEN now() ELSE h.last_success_at END,

@@ -17,10 +17,14 @@ export interface SettledRange {
 
 export type Certify = (ranges: readonly SettledRange[]) => Promise<unknown>;
 
-/** Settles what can be settled at `now`; returns every pair's settled_through. */
+/**
+ * Settles what can be settled at `now`, never past the database's clock; returns every pair's
+ * settled_through. A pipeline host whose clock ran fast settled, and certified for good, buckets
+ * whose trades were still to come (settlement only moves forward).
+ */
 export async function settle(sql: Sql, now: Date, lagSeconds: number, certify?: Certify): Promise<Map<string, Date>> {
   const rows = await sql<{ pair: string; settled_through: Date | null; candidate: Date }[]>`
-    SELECT pair, settled_through, candidate FROM settlement_candidates(${now}, make_interval(secs => ${lagSeconds}))`;
+    SELECT pair, settled_through, candidate FROM settlement_candidates(LEAST(${now}::timestamptz, now()), make_interval(secs => ${lagSeconds}))`;
   const ranges: SettledRange[] = rows
     .filter((r) => !r.settled_through || r.candidate > r.settled_through)
     .map((r) => ({ pair: r.pair, from: r.settled_through, to: r.candidate }));
