@@ -105,19 +105,40 @@ export const OUTLIER_LIMIT = 0.05;
 
 /**
  * The median-of-the-others test: indexes of the sources to leave out of the VWAP. A source is out
- * when it deviates by more than `limit`, or, if it was out before (`wasOut`), until it is back
- * below half the limit (no flapping). Needs three sources for a majority, and never excludes a
- * majority: then it is the market that moved, not the sources.
+ * when it deviates from the median of the others by more than `limit`, or, if it was out before
+ * (`wasOut`), until it is back below half the limit (no flapping). Needs three sources for a
+ * majority, and never excludes a majority: then it is the market that moved, not the sources.
+ * One source at a time, the furthest first, each step among the sources still in: a far-off source
+ * pulls the median of the others (with three sources, the mean of two) toward itself, so tested
+ * all at once every source looked deviant and none was left out (a venue 100x off, or just 11 %,
+ * among three went into the rate and the certificates). The sources left must then agree within
+ * the limit (two camps of two: nobody is out).
  */
 export function outliers(prices: readonly number[], limit = OUTLIER_LIMIT, wasOut: (i: number) => boolean = () => false): number[] {
-  if (prices.length < 3) return [];
+  const kept = prices.map((_, i) => i);
   const out: number[] = [];
-  prices.forEach((price, i) => {
-    const others = median(prices.filter((_, j) => j !== i));
-    const deviation = Math.abs(price - others) / others;
-    if (deviation > limit || (wasOut(i) && deviation >= limit / 2)) out.push(i);
+  while (kept.length >= 3 && (out.length + 1) * 2 < prices.length) {
+    let furthest = -1;
+    let furthestBy = 0;
+    for (const i of kept) {
+      const others = median(kept.filter((j) => j !== i).map((j) => prices[j]!));
+      const deviation = Math.abs(prices[i]! - others) / others;
+      const deviant = deviation > limit || (wasOut(i) && deviation >= limit / 2);
+      if (deviant && deviation > furthestBy) {
+        furthest = i;
+        furthestBy = deviation;
+      }
+    }
+    if (furthest < 0) break;
+    out.push(furthest);
+    kept.splice(kept.indexOf(furthest), 1);
+  }
+  // what is left must agree within the limit; if not, no majority says which sources are right
+  const agreed = kept.every((i) => {
+    const others = median(kept.filter((j) => j !== i).map((j) => prices[j]!));
+    return Math.abs(prices[i]! - others) / others <= limit;
   });
-  return out.length * 2 < prices.length ? out : [];
+  return agreed ? out.sort((a, b) => a - b) : [];
 }
 
 export function median(values: readonly number[]): number {

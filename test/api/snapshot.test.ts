@@ -51,6 +51,22 @@ describe('outliers', () => {
   });
 });
 
+describe('a venue 100x off (a unit error) among three', () => {
+  it('is left out of the live rate', async () => {
+    await insertTrades(db.sql, [
+      { time: new Date(Date.now() - 800), exchange: 'luno', pair: 'ETHZAR', tradeId: `t${++n}`, price: 60_000, amount: 1, side: 'buy' },
+      { time: new Date(Date.now() - 700), exchange: 'valr', pair: 'ETHZAR', tradeId: `t${++n}`, price: 60_050, amount: 1, side: 'buy' },
+      { time: new Date(Date.now() - 600), exchange: 'binance', pair: 'ETHZAR', tradeId: `t${++n}`, price: 6_000_000, amount: 0.01, side: 'buy' },
+    ]);
+    await refreshAggregates(db.sql);
+    const snapshot = new LiveSnapshot(db.sql, testLog);
+    await snapshot.refresh();
+    const e = snapshot.get('ETHZAR')!;
+    expect(e.excluded.map((s) => s.exchange)).toEqual(['binance']);
+    expect(e.rate).toBeCloseTo(60_025, 6);
+  });
+});
+
 describe('an API-only process', () => {
   it('rebuilds its snapshot when the pipeline records a new cycle', async () => {
     const snapshot = new LiveSnapshot(db.sql, testLog);

@@ -1,7 +1,7 @@
 // Verification rules: thresholds by quote currency, data quality, and a confidence that never
 // drops when the inputs get better.
 import { describe, expect, it } from 'vitest';
-import { confidence, dataQuality, dispersion, verificationStatus, type ConfidenceInputs } from '../../api/verification.js';
+import { confidence, dataQuality, dispersion, outliers, verificationStatus, type ConfidenceInputs } from '../../api/verification.js';
 
 describe('status', () => {
   it('uses 2% / 5%, and 5% / 10% for NGN', () => {
@@ -60,3 +60,30 @@ describe('confidence', () => {
     expect(dispersion([99, 101])).toBeCloseTo(0.02, 12);
   });
 });
+
+describe('outliers', () => {
+  it('leave out one deviant source among three however far off it is: 6 %, 11 %, 100x, a hundredth', () => {
+    // a far-off source drags the median of the two others toward itself; tested all at once,
+    // every source looked deviant above ~10.5 % and none was left out
+    for (const bad of [1_696_000, 1_776_000, 160_000_000, 16_000]) {
+      expect(outliers([1_600_000, 1_601_000, bad]), String(bad)).toEqual([2]);
+      expect(outliers([bad, 1_600_000, 1_601_000]), String(bad)).toEqual([0]);
+    }
+  });
+
+  it('leave out nobody within the limit, nobody with two sources, and never a majority', () => {
+    expect(outliers([1_600_000, 1_620_000, 1_640_000])).toEqual([]);
+    expect(outliers([1_600_000, 160_000_000])).toEqual([]);
+    // two of four far off the other two: no majority to say which is right
+    expect(outliers([100, 101, 200, 201])).toEqual([]);
+    // two of five far off: both out, the furthest first
+    expect(outliers([100, 101, 102, 1_000, 10_000])).toEqual([3, 4]);
+  });
+
+  it('keep one that was out until it is back under half the limit', () => {
+    const wasOut = (i: number) => i === 2;
+    expect(outliers([1_000_000, 1_001_000, 1_040_000], 0.05, wasOut)).toEqual([2]); // 4 %: still out
+    expect(outliers([1_000_000, 1_001_000, 1_010_000], 0.05, wasOut)).toEqual([]); // 1 %: back in
+  });
+});
+
