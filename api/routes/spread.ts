@@ -36,8 +36,12 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const bid = Number(overall.bid);
     const ask = Number(overall.ask);
     const mid = (bid + ask) / 2;
-    const synthetic = deps.snapshot.get(pair.pair)?.synthetic?.price;
-    if (!synthetic) throw unavailable(`No synthetic price for ${pair.pair} yet (its USDT pair or FX rate is missing); retry shortly.`, 60);
+    // the synthetic price of that same bucket, as historical and certificates have it: the one of
+    // now set an hours-old local price of an illiquid pair against today's market
+    const [syn] = await deps.sql<{ synthetic_price: string | null }[]>`
+      SELECT synthetic_price FROM candles_with_synthetic('5m', ${pair.pair}, ${overall.bucket}, ${new Date(overall.bucket.getTime() + 300_000)})`;
+    const synthetic = syn?.synthetic_price === null || syn === undefined ? null : Number(syn.synthetic_price);
+    if (!synthetic) throw unavailable(`No synthetic price for ${pair.pair} at ${timestamp(overall.bucket)} (its USDT pair did not trade in that bucket, or no FX rate); retry shortly.`, 60);
     const premiumPct = ((mid - synthetic) / synthetic) * 100;
     const sources = rows
       .filter((r) => r.exchange !== null)
@@ -58,7 +62,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       },
       timestamp: timestamp(overall.bucket),
       sources,
-      note: 'bid and ask are approximated from the low and high of trades in the newest closed 5-minute bucket (timestamp is its start); they are not order-book depth.',
+      note: 'bid and ask are approximated from the low and high of trades in the newest settled 5-minute bucket (timestamp is its start); they are not order-book depth.',
     } satisfies SpreadResponse;
   });
 }

@@ -251,6 +251,11 @@ describe('Builder+ analytics', () => {
     expect(Math.max(...venues.map((s: { ask: number }) => s.ask))).toBe(res.body.ask);
     expect(res.body.sources.map((s: { exchange: string }) => s.exchange)).toContain('synthetic');
     expect(res.body.note).toMatch(/not order-book/);
+    // compared with the synthetic price of that same bucket, as historical has it (not today's)
+    const day = res.body.timestamp.slice(0, 10);
+    const page = await t.get(`/v1/rates/historical?pair=BTCZAR&interval=5m&start=${day}&end=${day}&limit=1000`, t.keys.enterprise);
+    const candle = page.body.data.find((c: { time: string }) => c.time === res.body.timestamp);
+    expect(res.body.synthetic.price).toBe(candle.verification.synthetic_price);
     expectError(await t.get('/v1/rates/spread?pair=BTCZAR', free), 403, 'tier_restricted');
   });
 
