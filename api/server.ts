@@ -23,8 +23,14 @@ export interface RunningApi {
   close(): Promise<void>;
 }
 
+/**
+ * Redis for limits, the key cache and revocations. A command gets a quarter of a second: a Redis that
+ * hangs (paused, failing over, a dropped link) rather than refusing made every request wait for
+ * its 15 s deadline and answer 503; timed out, each caller falls back as it does when Redis is
+ * down (limits in memory, keys from the database).
+ */
 export function connectRedis(url: string, log: Logger): Redis {
-  const redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: false, lazyConnect: false });
+  const redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: false, lazyConnect: false, commandTimeout: 250, connectTimeout: 2_000 });
   redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
   return redis;
 }

@@ -8,7 +8,7 @@ import { loadConfig, type Config } from '../../lib/config.js';
 import type { Database } from '../../lib/db/connect.js';
 import { refreshAggregates } from '../../lib/db/refresh.js';
 import { issueCertificates } from '../../api/certificates/issue.js';
-import { buildDeps, startApi, type RunningApi } from '../../api/server.js';
+import { buildDeps, connectRedis, startApi, type RunningApi } from '../../api/server.js';
 import { settle } from '../../pipeline/settle.js';
 import type { Tier } from '../../api/tiers.js';
 import { insertFxRates, insertTrades, type TradeRow } from '../../pipeline/store.js';
@@ -107,8 +107,8 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
   const varDir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-api-'));
   const config = loadConfig({ AFRATES_VAR_DIR: varDir, LOG_LEVEL: 'silent', ...opts.env });
   const namespace = opts.namespace ?? `t${crypto.randomBytes(4).toString('hex')}`;
-  const redis = opts.withRedis || opts.redisUrl ? new Redis(opts.redisUrl ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 1, enableOfflineQueue: false }) : null;
-  redis?.on('error', () => {}); // a Redis that is down is the test's subject, not a crash
+  // the service's own client (its timeouts and retries are what the tests exercise)
+  const redis = opts.withRedis || opts.redisUrl ? connectRedis(opts.redisUrl ?? 'redis://127.0.0.1:6379', testLog) : null;
   const deps = await buildDeps(config, testLog, db.sql, { redis, namespace, now: opts.now });
   await deps.snapshot.refresh();
   if (!opts.db) {
