@@ -29,6 +29,9 @@ export interface RunningApi {
  * its 15 s deadline and answer 503; timed out, each caller falls back as it does when Redis is
  * down (limits in memory, keys from the database).
  */
+/** How long answers in flight get at shutdown before every connection is closed. */
+const SHUTDOWN_GRACE_MS = 5_000;
+
 export function connectRedis(url: string, log: Logger): Redis {
   const redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: false, lazyConnect: false, commandTimeout: 250, connectTimeout: 2_000 });
   redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
@@ -119,6 +122,12 @@ export async function startApi(deps: AppDeps, host = deps.config.host, port = de
         server.close(() => resolve());
         server.closeIdleConnections();
         closeStreams(deps); // open event streams would hold the server open forever
+        // A keep-alive connection busy at this moment stays open once answered (up to
+        // KEEP_ALIVE_SECONDS, or for good while a load balancer keeps using it): the answers in
+        // flight get a few seconds, then every connection is closed.
+        const onResponse = (_req: http.IncomingMessage, res: http.ServerResponse) => res.once('finish', () => server.closeIdleConnections());
+        server.on('request', onResponse);
+        setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
       });
       await deps.limiter.close();
       await deps.keys.close();
