@@ -40,7 +40,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     // now set an hours-old local price of an illiquid pair against today's market
     const [syn] = await deps.sql<{ synthetic_price: string | null }[]>`
       SELECT synthetic_price FROM candles_with_synthetic('5m', ${pair.pair}, ${overall.bucket}, ${new Date(overall.bucket.getTime() + 300_000)})`;
-    const synthetic = syn?.synthetic_price === null || syn === undefined ? null : Number(syn.synthetic_price);
+    const synthetic = syn?.synthetic_price == null ? null : Number(syn.synthetic_price);
     if (!synthetic) throw unavailable(`No synthetic price for ${pair.pair} at ${timestamp(overall.bucket)} (its USDT pair did not trade in that bucket, or no FX rate); retry shortly.`, 60);
     const premiumPct = ((mid - synthetic) / synthetic) * 100;
     const sources = rows
