@@ -15,19 +15,28 @@ const PUBLIC_WEB = ['/v1/board', '/v1/board/stream', '/v1/status/public'];
 const NO_KEY = new Set(['/v1/health', '/v1/auth/free-key', '/v1/openapi.json', '/v1/certificates/keys', ...PUBLIC_WEB]);
 const NOT_LIMITED = new Set(['/v1/health', ...PUBLIC_WEB]);
 
-const HAS_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const HAS_BODY = ['POST', 'PUT', 'PATCH', 'DELETE'];
+
+/** Whether a request carries a body: a length over zero, or chunks. */
+function sendsBody(req: Koa.Request['req']): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+}
 
 /**
  * The JSON body parser, with every failure of its own (not JSON, too large, a Content-Encoding
  * that does not decode, a body cut short) a 400 validation_error: nothing a client sends as a
- * body is a server error.
+ * body is a server error. A body of another type is refused too: left unread, its fields (a new
+ * key's label) would be dropped without a word.
  */
 function readBody(parse: Koa.Middleware): Koa.Middleware<AppState> {
   // not async: a request without a body passes straight on, without a promise of its own
   return function readBody(ctx, next) {
-    if (!HAS_BODY.has(ctx.method)) return next();
+    if (!HAS_BODY.includes(ctx.method)) return next();
     return Promise.resolve(parse(ctx as unknown as Koa.ParameterizedContext, async () => {})).then(
-      () => next(),
+      () => {
+        if (sendsBody(ctx.req) && (ctx.request as { rawBody?: string }).rawBody === undefined) throw bodyError({ status: 415 });
+        return next();
+      },
       (err: unknown) => {
         throw bodyError(err);
       },
@@ -63,7 +72,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(envelope({ metrics: deps.metrics, log: deps.log, deadlineMs: deps.config.apiDeadlineMs, simulated }));
   app.use(serveWeb()); // the web pages and their assets (web/dist): before keys and limits, which are the API's
   app.use(admit({ keys: deps.keys, gatewaySecret: deps.config.gatewaySecret, limiter: deps.limiter, notLimited: NOT_LIMITED, public: NO_KEY, isRoute: routeExists(router) }));
-  app.use(readBody(bodyParser({ enableTypes: ['json'], jsonLimit: '16kb', encoding: 'utf-8' })));
+  app.use(readBody(bodyParser({ enableTypes: ['json'], jsonLimit: '16kb', encoding: 'utf-8', parsedMethods: HAS_BODY })));
   app.use(router.routes());
   app.use(router.allowedMethods()); // 405 (or 501) with Allow: the envelope puts it in the error shape
 

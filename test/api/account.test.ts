@@ -94,6 +94,22 @@ describe('keys of an account', () => {
     expect((await del('/v1/account/keys/0', key)).body).toMatchObject({ error: 'validation_error', status: 400 });
   });
 
+  it('refuses a body that is not JSON rather than create a key without its label', async () => {
+    const key = await t.key('builder');
+    const before = (await keysOf(key)).length;
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', undefined]) {
+      const headers: Record<string, string> = { ...asKey(key), ...(type ? { 'Content-Type': type } : {}) };
+      const res = await request(t.api.url, 'POST', '/v1/account/keys', { headers, body: JSON.stringify({ label: 'production' }) });
+      expect(res.status, String(type)).toBe(400);
+      expect(res.body).toEqual({ error: 'validation_error', message: expect.stringMatching(/must be JSON/), status: 400 });
+    }
+    expect((await keysOf(key)).length).toBe(before); // nothing was created
+    // a POST with no body at all (rotate, and a new key without a label) still needs no Content-Type
+    const bare = await request(t.api.url, 'POST', '/v1/account/keys', { headers: asKey(key) });
+    expect(bare.status).toBe(201);
+    expect(bare.body.key.label).toBeNull();
+  });
+
   it("cannot see, rotate or revoke another customer's keys", async () => {
     const mine = await t.key('professional');
     const theirs = await t.key('professional');
