@@ -52,7 +52,7 @@ export const ERROR_CODES = {
   history_limit_exceeded: { status: 403, when: "`start` lies before the tier's history (Free: the last 30 days)" },
   not_found: { status: 404, when: 'there is no such thing: a day without trades or not over yet, a certificate not issued, a key not in this account' },
   method_not_allowed: { status: 405, when: 'the path does not take this method; Allow lists those it takes' },
-  request_timeout: { status: 408, when: 'the request took over 30 s to arrive (answered by the HTTP parser)' },
+  request_timeout: { status: 408, when: 'the request took over 30 s to arrive (answered by the HTTP parser), or its body had not all arrived by the API deadline; the connection is then closed' },
   conflict: { status: 409, when: "it exists already or would break a rule: an active free key for this email, an account's last key or one key too many" },
   rate_limit_exceeded: { status: 429, when: 'too many requests in the window; wait Retry-After seconds' },
   monthly_quota_exceeded: { status: 429, when: "the month's quota is used up; it renews on the 1st (UTC)" },

@@ -1,5 +1,6 @@
 // Every request is answered within API_DEADLINE_MS: past it, 503 service_unavailable with
-// Retry-After, and whatever the handler still does is discarded. On a database server the
+// Retry-After (or 408 request_timeout when the client has not yet sent all of its body: the wait
+// was the client's), and whatever the handler still does is discarded. On a database server the
 // statement timeout cancels a slow query itself; the embedded database cannot cancel one (and one
 // connection serves everything, a pipeline refresh included), so there this is the bound a
 // customer sees. A stream (text/event-stream) is not cut: its handler returns once it has started.
@@ -7,13 +8,14 @@
 // One timer for all requests, sweeping every SWEEP_MS, rather than a timer each: a deadline is
 // seconds long and may be kept up to SWEEP_MS late, while a timer per request was a few percent of
 // an answer from memory.
-import { unavailable } from '../errors.js';
+import { ApiError, unavailable } from '../errors.js';
 
 const SWEEP_MS = 100;
 
 interface Pending {
   readonly expiresAt: number;
   readonly ms: number;
+  readonly bodyReceived: () => boolean;
   readonly reject: (err: unknown) => void;
 }
 
@@ -25,7 +27,12 @@ function sweep(): void {
   for (const p of pending) {
     if (p.expiresAt > now) continue;
     pending.delete(p);
-    p.reject(unavailable(`The request took longer than ${Math.round(p.ms / 1000)} s; retry shortly.`, 10));
+    const seconds = Math.round(p.ms / 1000);
+    p.reject(
+      p.bodyReceived()
+        ? unavailable(`The request took longer than ${seconds} s; retry shortly.`, 10)
+        : new ApiError(408, 'request_timeout', `The request body was not received within ${seconds} s.`),
+    );
   }
   if (pending.size === 0) {
     clearInterval(sweeper);
@@ -33,10 +40,10 @@ function sweep(): void {
   }
 }
 
-/** `handled`, or a 503 once `ms` have passed without it settling. */
-export function withinDeadline(handled: Promise<unknown>, ms: number): Promise<void> {
+/** `handled`, or a 503 (408 while `bodyReceived()` is false) once `ms` have passed without it settling. */
+export function withinDeadline(handled: Promise<unknown>, ms: number, bodyReceived: () => boolean): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const entry: Pending = { expiresAt: Date.now() + ms, ms, reject };
+    const entry: Pending = { expiresAt: Date.now() + ms, ms, bodyReceived, reject };
     pending.add(entry);
     if (!sweeper) {
       sweeper = setInterval(sweep, Math.min(SWEEP_MS, ms));

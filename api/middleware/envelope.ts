@@ -35,7 +35,7 @@ export function envelope(opts: EnvelopeOptions): Koa.Middleware<AppState> {
     try {
       try {
         if (!applyCors(ctx)) {
-          await withinDeadline(next(), opts.deadlineMs);
+          await withinDeadline(next(), opts.deadlineMs, () => ctx.req.complete);
           checkAnswered(ctx);
         }
         // inside: a body that cannot be serialised or compressed is an error like any other
@@ -46,6 +46,10 @@ export function envelope(opts: EnvelopeOptions): Koa.Middleware<AppState> {
         serializeJson(ctx); // {error, message, status}: small, never compressed
       }
     } finally {
+      // Answered before the client sent all of its body (a slow upload at the deadline, a 401 to
+      // an upload): the rest would be read as this connection's next request, or run into Node's
+      // request timeout and an unasked-for 408 after this answer. The connection ends with it.
+      if (!ctx.req.complete) ctx.set('Connection', 'close');
       recordRequest(opts.metrics, opts.log, ctx, started);
     }
   };

@@ -1,6 +1,7 @@
 // When the database goes away: 503 service_unavailable with Retry-After (no internals), health
 // says so, and live rates keep coming from memory.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import net from 'node:net';
 import { createPool } from '../../lib/db/connect.js';
 import { toApiError } from '../../api/errors.js';
 import { startTestApi, type TestApi } from '../support/api.js';
@@ -59,6 +60,35 @@ describe('a request that takes too long', () => {
       await slow.close();
     }
   });
+
+  it('whose body is still arriving at the deadline gets one 408 and its connection closed, not a 503 and then an unasked-for 408', async () => {
+    // a client uploading slowly: headers, a part of the body, then nothing for longer than the
+    // deadline. Before, the deadline answered 503 "retry shortly" (the wait was the client's) and
+    // left the connection open, so Node's request timeout wrote a second, unrequested 408 on it.
+    const slow = await startTestApi({ hours: 1, env: { API_DEADLINE_MS: '1000' } });
+    try {
+      const key = await slow.key('builder');
+      const { port } = new URL(slow.api.url);
+      const started = Date.now();
+      const answer = await new Promise<{ text: string; closedAfterMs: number }>((resolve, reject) => {
+        const socket = net.connect(Number(port), '127.0.0.1', () =>
+          socket.write(`POST /v1/account/keys HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"label":`),
+        );
+        let text = '';
+        socket.on('data', (d) => (text += d.toString()));
+        socket.on('close', () => resolve({ text, closedAfterMs: Date.now() - started }));
+        socket.on('error', reject);
+      });
+      const statuses = [...answer.text.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1]));
+      expect(statuses).toEqual([408]);
+      expect(answer.text).toMatch(/\r\nConnection: close\r\n/i);
+      expect(JSON.parse(answer.text.slice(answer.text.indexOf('\r\n\r\n') + 4))).toEqual({ error: 'request_timeout', message: expect.any(String), status: 408 });
+      expect(answer.closedAfterMs).toBeLessThan(5_000); // closed with the answer, not at Node's 30 s
+      expect((await slow.get('/v1/account/keys', key)).body.keys).toHaveLength(1); // no key was made
+    } finally {
+      await slow.close();
+    }
+  }, 20_000);
 
   it.runIf(Boolean(process.env.TEST_DATABASE_URL))('is cancelled by the server after STATEMENT_TIMEOUT_MS, which the API answers 503', async () => {
     const pool = createPool(t.db.url, 1, 20);
