@@ -34,6 +34,14 @@ export class MemoryCounters {
     if (this.get(key) === 0) this.counts.set(key, { n: value, expiresAt });
   }
 
+  /** Raises `key` to `value` when it holds less; returns the count. */
+  raise(key: string, value: number, expiresAt: number): number {
+    const n = this.get(key);
+    if (n >= value) return n;
+    this.counts.set(key, { n: value, expiresAt });
+    return value;
+  }
+
   private sweep(now: number): void {
     if (now - this.sweptAt < 60_000 && this.counts.size < 100_000) return;
     this.sweptAt = now;
@@ -64,4 +72,16 @@ export class RedisCounters {
   async seed(key: string, value: number, expiresAt: number): Promise<void> {
     await this.redis.set(key, value, 'PX', this.ttl(expiresAt), 'NX');
   }
+
+  /**
+   * Raises `key` to `value` when it holds less, in one step: however many callers raise it at
+   * once, the count ends at the largest value, never at their sum.
+   */
+  async raise(key: string, value: number, expiresAt: number): Promise<void> {
+    await this.redis.eval(RAISE, 1, key, value, this.ttl(expiresAt));
+  }
 }
+
+const RAISE = `local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tonumber(ARGV[1]) > n then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) end
+return 0`;

@@ -7,7 +7,9 @@
 // Every request is counted in this process's memory and, when REDIS_URL is set, in Redis (shared
 // by every API process); the count that decides is the larger of the two. So a Redis outage, or
 // a Redis that comes back empty, never lets a customer through twice in one window: this process's
-// own count carries on across it (and is written back into Redis when that has fallen behind).
+// own count carries on across it, and is written back into Redis when that has fallen behind. A
+// month's count is written back from api_usage (every process's count up to its last flush) plus
+// this process's since: its own count alone would drop what the other processes had counted.
 import type { Redis } from 'ioredis';
 import type { Sql } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
@@ -44,6 +46,8 @@ export class RateLimiter {
   private readonly unflushed = new Map<string, number>();
   /** customer|YYYY-MM-DD -> the same for api_usage_daily (key customers: the dashboard's chart) */
   private readonly unflushedDaily = new Map<string, number>();
+  /** customer|month -> a write-back of that month's count into an emptied Redis, under way */
+  private readonly recovering = new Map<string, Promise<void>>();
   private flushTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -122,8 +126,45 @@ export class RateLimiter {
       return mine;
     }
     // Redis lost what it had (an outage, a restart without persistence): put this process's count back
-    if (theirs < mine) void shared.incr(key, expiresAt, mine - theirs).catch(() => {});
+    if (theirs < mine) void shared.raise(key, mine, expiresAt).catch(() => {});
     return Math.max(mine, theirs);
+  }
+
+  /** count() for a month: a month Redis has lost is written back from api_usage before it decides. */
+  private async countMonth(entry: string, key: string, expiresAt: number): Promise<number> {
+    const mine = this.local.incr(key, expiresAt);
+    if (!this.shared) return mine;
+    let theirs: number;
+    try {
+      theirs = await this.shared.incr(key, expiresAt);
+      if (theirs >= mine) return theirs;
+      await this.writeBackMonth(this.shared, entry, key, expiresAt);
+      // counted again on top of what was written back, which did not include this request
+      theirs = await this.shared.incr(key, expiresAt);
+    } catch {
+      return Math.max(mine, this.local.get(key));
+    }
+    return Math.max(this.local.get(key), theirs);
+  }
+
+  /**
+   * Raises the month's count, here and in Redis, to api_usage (what every process had counted up
+   * to its last flush) plus this process's requests since: once at a time per customer and month.
+   */
+  private writeBackMonth(shared: RedisCounters, entry: string, key: string, expiresAt: number): Promise<void> {
+    let running = this.recovering.get(entry);
+    if (!running) {
+      const [customer, month] = entry.split('|') as [string, string];
+      running = (async () => {
+        const [row] = await this.sql<{ requests: string }[]>`
+          SELECT requests::text FROM api_usage WHERE customer = ${customer} AND month = ${`${month}-01`}::date`;
+        const counted = this.local.raise(key, Number(row?.requests ?? 0) + (this.unflushed.get(entry) ?? 0), expiresAt);
+        await shared.raise(key, counted, expiresAt);
+        this.log.warn({ customer, month, requests: counted }, "Redis had lost this month's usage: written back from api_usage");
+      })().finally(() => this.recovering.delete(entry));
+      this.recovering.set(entry, running);
+    }
+    return running;
   }
 
   /** The current minute's month and each tier's RateLimit-Policy, worked out once a minute. */
@@ -172,7 +213,7 @@ export class RateLimiter {
       const key = `${this.namespace}:month:${subject.id}:${month.key}`;
       const expiresAt = month.next + 86_400_000;
       await this.restoreOnce(entry, key, subject.id, month.key, expiresAt);
-      const usedThisMonth = await this.count(key, expiresAt);
+      const usedThisMonth = await this.countMonth(entry, key, expiresAt);
       const monthLeft = Math.ceil((month.next - now) / 1000);
       if (usedThisMonth > rules.perMonth) {
         // the month is the window that refuses: every header says when it renews, as Retry-After

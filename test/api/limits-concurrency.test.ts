@@ -111,3 +111,37 @@ describe('a Redis outage in the middle of a minute', () => {
     }
   });
 });
+
+describe('a Redis that comes back empty, behind two API processes', () => {
+  it("still holds the month's quota: what both had counted is written back, not one process's share", async () => {
+    // Each process's own count is half the month's: written back alone, it let the customer
+    // through for the other half again (here all 30 requests of a minute where 20 were left).
+    const port = await freePort();
+    let redis = await startRedis(port);
+    let at = Date.UTC(2026, 10, 21, 12, 0, 30);
+    const clock = () => at;
+    const namespace = `empty-${Date.now()}`;
+    const apis = [
+      await startTestApi({ db, now: clock, namespace, redisUrl: `redis://127.0.0.1:${port}` }),
+      await startTestApi({ db, now: clock, namespace, redisUrl: `redis://127.0.0.1:${port}` }),
+    ];
+    try {
+      await new Promise((r) => setTimeout(r, 200)); // connected
+      const key = await keyWithUsage(apis[0]!, 'builder', 24_950); // 25,000 a month, 30 a minute
+      expect(await burst(apis, key, 40)).toEqual({ 200: 30, 429: 10 }); // the minute's 30: 24,980 used
+      for (const t of apis) await t.api.deps.limiter.flush(); // as every few seconds
+      redis.kill('SIGKILL');
+      redis = await startRedis(port); // no persistence: empty
+      await new Promise((r) => setTimeout(r, 1_500)); // ioredis reconnects
+      at += 60_000; // a new minute: only the month limits now
+      const statuses: number[] = [];
+      for (let i = 0; i < 30; i++) statuses.push((await apis[i % 2]!.get('/v1/pairs', key)).status);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(20);
+      at += 60_000;
+      expect(await burst(apis, key, 10)).toEqual({ 429: 10 }); // and at once, still nothing
+    } finally {
+      for (const t of apis) await t.close();
+      redis.kill('SIGKILL');
+    }
+  });
+});
