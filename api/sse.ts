@@ -16,6 +16,12 @@ export const HEARTBEAT_MS = 15_000;
 const MAX_STREAMS = 2_000;
 /** How long a client waits before reconnecting after the connection drops (the SSE retry field). */
 const RETRY_MS = 5_000;
+/**
+ * Events written but not yet taken by the connection (after the kernel's buffers are full), past
+ * which a stream is dropped: a client that stopped reading would otherwise have the server keep
+ * every event for it, without end. Reconnecting with Last-Event-ID, it gets the current state.
+ */
+export const MAX_UNSENT_BYTES = 1_048_576;
 
 export class EventStream {
   private readonly heartbeat: NodeJS.Timeout;
@@ -23,7 +29,11 @@ export class EventStream {
   onRefresh: (version: number) => void | Promise<void> = () => {};
   private readonly closeHandlers: (() => void)[] = [];
 
-  constructor(private readonly body: PassThrough) {
+  constructor(
+    private readonly body: PassThrough,
+    /** Ends the connection of a client that has stopped reading. */
+    private readonly drop: () => void,
+  ) {
     body.write(`retry: ${RETRY_MS}\n\n`);
     this.heartbeat = setInterval(() => this.write(`: heartbeat ${new Date().toISOString()}\n\n`), HEARTBEAT_MS);
     this.heartbeat.unref();
@@ -35,7 +45,13 @@ export class EventStream {
   }
 
   private write(chunk: string): void {
-    if (!this.closed) this.body.write(chunk);
+    if (this.closed) return;
+    if (this.body.writableLength + this.body.readableLength > MAX_UNSENT_BYTES) {
+      this.close();
+      this.drop();
+      return;
+    }
+    this.body.write(chunk);
   }
 
   onClose(fn: () => void): void {
@@ -80,7 +96,10 @@ export class EventStreams {
     ctx.set('X-Accel-Buffering', 'no'); // nginx and friends: pass events through as they come
     ctx.body = body;
 
-    const stream = new EventStream(body);
+    const stream = new EventStream(body, () => {
+      this.deps.log.warn({ owner, requestId: ctx.state.requestId }, 'event stream dropped: its client stopped reading');
+      socket.destroy();
+    });
     this.open.add(stream);
     const owned = this.perOwner.get(owner) ?? new Set<EventStream>();
     owned.add(stream);

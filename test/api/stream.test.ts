@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Ajv } from 'ajv';
 import { STREAM_EVENT } from '../../api/schemas.js';
-import { HEARTBEAT_MS } from '../../api/sse.js';
+import net from 'node:net';
+import { HEARTBEAT_MS, MAX_UNSENT_BYTES, streamsOf } from '../../api/sse.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { openStream, type SseReader } from './sse-client.js';
 
@@ -176,4 +177,35 @@ describe('GET /v1/rates/stream', () => {
     await t.api.deps.snapshot.refresh();
     expect(await s.ended(2_000)).toBe(true);
   });
+
+  it('drops a client that stopped reading instead of keeping every event for it', async () => {
+    // a client that connects and never reads: each refresh's event piles up in the server once the
+    // kernel's buffers are full; past MAX_UNSENT_BYTES the connection is closed (it would otherwise
+    // grow for as long as the client stays connected)
+    const key = await t.key('enterprise');
+    const id = (await t.get('/v1/account/keys', key)).body.keys[0].id as number;
+    const pairs = [...t.api.deps.pairs.keys()].join(',');
+    const { port } = new URL(t.api.url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    socket.write(`GET /v1/rates/stream?pairs=${pairs}&include_sources=true&include_audit=true HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\n\r\n`);
+    await new Promise<void>((resolve) => socket.once('data', () => resolve()));
+    socket.pause(); // from here on it reads nothing
+    const streams = streamsOf(t.api.deps);
+    expect(streams.count(`key:${id}`)).toBe(1);
+    try {
+      const eventBytes = Buffer.byteLength(JSON.stringify([...t.api.deps.pairs.keys()].map((p) => t.api.deps.snapshot.get(p))));
+      let version = t.api.deps.snapshot.version;
+      let pushed = 0;
+      // well past the kernel's socket buffers (a few MB on loopback) and the server's own limit
+      while (pushed < 32 * MAX_UNSENT_BYTES && streams.count(`key:${id}`) > 0) {
+        t.api.deps.snapshot.events.emit('refreshed', ++version); // what a snapshot rebuild announces
+        pushed += eventBytes;
+        await new Promise((r) => setImmediate(r));
+      }
+      await new Promise((r) => setTimeout(r, 100));
+      expect(streams.count(`key:${id}`)).toBe(0);
+    } finally {
+      socket.destroy();
+    }
+  }, 60_000);
 });
