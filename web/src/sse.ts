@@ -1,8 +1,24 @@
 // A Server-Sent Events client over fetch. The browser's EventSource cannot send headers, and the
 // API key must travel in X-API-Key (never in a URL), so this reads the stream itself: it parses
 // events, remembers the last event id and sends it as Last-Event-ID when it reconnects, and waits
-// the server's retry time (or Retry-After when refused) before trying again.
+// the server's retry time (or Retry-After when refused) before trying again, unless waiting cannot
+// help (worthRetrying).
 import { failure, type ApiFailure } from './api.js';
+
+/** The longest wait before a retry: a month's Retry-After overflows a browser timer (2^31 ms) into no wait at all. */
+const MAX_WAIT_MS = 3_600_000;
+
+/**
+ * Whether a refused stream is worth trying again. A bad request, key or tier cannot change by
+ * waiting; nor can a spent month, nor a cap on open streams (the key's, or the address's, while
+ * another tab keeps one open): every try counts as a request, and a retry every few seconds spent
+ * the key's minute and month on refusals. A minute's limit (none of its requests left) and a
+ * server's trouble pass with time.
+ */
+function worthRetrying(res: Response, err: ApiFailure): boolean {
+  if (res.status === 429) return err.code === 'rate_limit_exceeded' && res.headers.get('X-RateLimit-Remaining') === '0';
+  return res.status >= 500 || res.status === 408;
+}
 
 export interface StreamEvent {
   readonly id: string | null;
@@ -54,8 +70,8 @@ export function follow(opts: StreamOptions): () => void {
         if (!res.ok || !res.body) {
           const err = failure(res, await res.json().catch(() => null));
           opts.onState?.('refused', err);
-          if (res.status === 401 || res.status === 403 || res.status === 400) return; // retrying cannot help
-          wait = (err.retryAfter ?? 30) * 1000;
+          if (!worthRetrying(res, err)) return;
+          wait = Math.min((err.retryAfter ?? 30) * 1000, MAX_WAIT_MS);
         } else {
           opts.onState?.('open');
           const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
