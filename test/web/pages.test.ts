@@ -12,6 +12,7 @@ import { operations } from '../../api/routes/index.js';
 import { refreshAggregates } from '../../lib/db/refresh.js';
 import { insertTrades } from '../../pipeline/store.js';
 import { startTestApi, type TestApi } from '../support/api.js';
+import { openStream } from '../api/sse-client.js';
 import { axeViolations, canvasDrawn, ensureWebBuilt, launch, type Browser } from './browser.js';
 
 const SHOTS = path.resolve(import.meta.dirname, '../../var/screenshots');
@@ -179,6 +180,63 @@ describe('the dashboard', () => {
     await accessible(page);
     await shot(page, 'dashboard-phone');
     await page.close();
+  });
+});
+
+describe('the dashboard when things go wrong', () => {
+  /** Chromium logs a refused request as a console error: these tests cause one on purpose. */
+  const expectRefusalLogged = (status: number) => {
+    const at = browser.errors.findIndex((e) => e.includes(`Failed to load resource: the server responded with a status of ${status}`));
+    expect(at).toBeGreaterThanOrEqual(0);
+    browser.errors.splice(at, 1);
+  };
+
+  it("does not spend a key's budget retrying a stream its cap refuses (another tab holds it)", async () => {
+    // Free keys may hold one stream: a second tab's dashboard is refused with 429. Each try counts
+    // as a request; retried every 5 s, the tab spent the key's minute and month on refusals.
+    const key = await t.key('free');
+    const other = await openStream(`${t.api.url}/v1/rates/stream?pairs=BTCNGN`, { 'X-API-Key': key });
+    const page = await browser.page(1280, 900);
+    try {
+      expect(other.status).toBe(200);
+      let tries = 0;
+      page.on('request', (r) => void (new URL(r.url()).pathname === '/v1/rates/stream' && tries++));
+      await page.goto(`${t.api.url}/dashboard`);
+      await page.evaluate((k) => sessionStorage.setItem('afrates.apiKey', k), key);
+      await page.reload();
+      await expect.poll(() => page.textContent('#live')).toMatch(/Live updates paused: .*1 open stream per key/);
+      await new Promise((r) => setTimeout(r, 7_000)); // past the stream's 5 s retry time
+      expect(tries).toBe(1);
+      expectRefusalLogged(429);
+    } finally {
+      other.close();
+      await page.close();
+    }
+  }, 30_000);
+
+  it('shows the replacement of its own key even when the reload after rotating fails', async () => {
+    const key = await t.key('builder');
+    const page = await browser.page(1280, 900);
+    try {
+      await page.goto(`${t.api.url}/dashboard`);
+      await page.evaluate((k) => sessionStorage.setItem('afrates.apiKey', k), key);
+      await page.reload();
+      await page.waitForSelector('#keys tbody tr:has-text("this session")');
+      // the account fails to load right after the rotation (a blip, a deploy)
+      await page.route(
+        (url) => url.pathname === '/v1/account',
+        (route) => route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ error: 'service_unavailable', message: 'Retry shortly.', status: 503 }) }),
+      );
+      await page.click('#keys tr:has-text("this session") button[data-action=rotate]');
+      await page.waitForSelector('#issued:not([hidden])');
+      const replacement = await page.inputValue('#issued-key');
+      expect(replacement).toMatch(KEY);
+      expect((await t.get('/v1/pairs', key)).status).toBe(401); // the old key is refused already
+      expect((await t.get('/v1/pairs', replacement)).status).toBe(200);
+      expectRefusalLogged(503);
+    } finally {
+      await page.close();
+    }
   });
 });
 

@@ -143,6 +143,9 @@ async function rotateKey(k: OwnKey): Promise<void> {
   if (!confirm(`Rotate ${k.prefix}…? It is refused from now on; its replacement is shown once.`)) return;
   await guarded(async () => {
     const issued = await call<NewKey>(`/v1/account/keys/${k.id}/rotate`, { key, method: 'POST' });
+    // shown first: the old key is refused already, and this is the only time the new one is seen
+    // (a reload below that fails must not take it away)
+    showIssued(`Replacement of ${k.prefix}…, shown once:`, issued.api_key);
     if (k.current) {
       // this session's own key: carry on with its replacement
       key = issued.api_key;
@@ -150,7 +153,6 @@ async function rotateKey(k: OwnKey): Promise<void> {
       stopCharts();
       startCharts(issued.api_key, await loadAccount());
     }
-    showIssued(`Replacement of ${k.prefix}…, shown once:`, issued.api_key);
     await loadKeys();
   });
 }
