@@ -61,17 +61,20 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     if (!rules.intervals.includes(interval)) {
       throw new ApiError(403, 'interval_not_available', `The ${interval} interval is not available on the ${tierLabel(tier)} tier (${rules.intervals.join(', ')}).`);
     }
-    if (rules.historyDays !== null) {
-      const oldest = new Date(Math.floor(Date.now() / DAY_MS) * DAY_MS - rules.historyDays * DAY_MS);
-      if (from < oldest) {
-        throw new ApiError(403, 'history_limit_exceeded', `The ${tierLabel(tier)} tier reaches back ${rules.historyDays} days: 'start' must be ${date(oldest)} or later.`);
-      }
-    }
     let after: Date | null = null;
     if (q.cursor !== undefined) {
       after = parseTimestamp(q.cursor);
       if (!after) throw validationError("'cursor' must be the meta.next_cursor of a previous page");
       if (after < from || after >= to) throw validationError("'cursor' lies outside [start, end]");
+    }
+    if (rules.historyDays !== null) {
+      const oldest = Math.floor(Date.now() / DAY_MS) * DAY_MS - rules.historyDays * DAY_MS;
+      // A later page is judged by where it begins, its cursor, with a day's grace: `start` is sent
+      // unchanged on every page, so a run begun at the window's edge was refused halfway once
+      // 00:00 UTC passed (its start now a day outside the window, the rows it pages well inside).
+      if (after ? after.getTime() < oldest - DAY_MS : from.getTime() < oldest) {
+        throw new ApiError(403, 'history_limit_exceeded', `The ${tierLabel(tier)} tier reaches back ${rules.historyDays} days: 'start' must be ${date(new Date(oldest))} or later.`);
+      }
     }
 
     const rows = await candlePage(deps.sql, { pair: pair.pair, interval, from, to, after, limit });

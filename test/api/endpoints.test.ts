@@ -206,6 +206,32 @@ describe('GET /v1/rates/historical', () => {
     expect(def.body.meta).toMatchObject({ limit: 500, limit_max: 10000 });
   });
 
+  it("lets a Free key's paging run that crosses 00:00 UTC finish, but no further back than a day past the window", async () => {
+    // start at the oldest day allowed; page 1 before midnight, page 2 (same start, page 1's
+    // cursor) after it: the start is now a day outside the window, the rows paged are not
+    const DAY = 86_400_000;
+    const realNow = Date.now;
+    const midnight = Math.floor(realNow() / DAY) * DAY;
+    const start = new Date(midnight - 30 * DAY).toISOString().slice(0, 10);
+    const url = `/v1/rates/historical?pair=BTCNGN&start=${start}&end=${today()}&interval=1h&limit=3`;
+    const first = await t.get(url, free);
+    expect(first.status).toBe(200);
+    expect(first.body.meta.has_more).toBe(true);
+    const offset = midnight + DAY + 1_000 - realNow();
+    Date.now = () => realNow() + offset; // the API's clock, one second past the next midnight
+    try {
+      const second = await t.get(`${url}&cursor=${encodeURIComponent(first.body.meta.next_cursor)}`, free);
+      expect(second.status).toBe(200);
+      expect(Date.parse(second.body.data[0].time)).toBeGreaterThan(Date.parse(first.body.data.at(-1).time));
+      // a new run from that start is refused now, and so is a cursor more than a day outside the window
+      expectError(await t.get(url, free), 403, 'history_limit_exceeded');
+      const old = new Date(midnight - 31 * DAY).toISOString().replace('.000Z', '+00:00');
+      expectError(await t.get(`/v1/rates/historical?pair=BTCNGN&start=${daysAgo(45)}&end=${today()}&interval=1h&cursor=${encodeURIComponent(old)}`, free), 403, 'history_limit_exceeded');
+    } finally {
+      Date.now = realNow;
+    }
+  });
+
   it('refuses a cursor outside the range or not of our making', async () => {
     expectError(await t.get(`/v1/rates/historical?pair=BTCNGN&start=${today()}&end=${today()}&cursor=2020-01-01T00:00:00%2B00:00`, t.keys.builder), 400, 'validation_error');
     expectError(await t.get(`/v1/rates/historical?pair=BTCNGN&start=${today()}&end=${today()}&cursor=abc`, t.keys.builder), 400, 'validation_error');
