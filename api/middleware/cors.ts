@@ -9,7 +9,7 @@ import type Koa from 'koa';
 const ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
 const EXPOSE_HEADERS = [
   'X-Afrates-Data', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy',
-  'Retry-After', 'X-Request-Id', 'X-Quota-Limit', 'X-Quota-Remaining',
+  'Retry-After', 'X-Request-Id', 'X-Quota-Limit', 'X-Quota-Remaining', 'Link',
 ].join(', ');
 const PREFLIGHT_MAX_AGE_SECONDS = '600';
 

@@ -4,7 +4,7 @@
 // GET /v1/certificates/keys (public) publishes the Ed25519 key for independent verification.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { notFound, validationError } from '../errors.js';
-import { dayStart, numeric, parseTimestamp, timestamp } from '../format.js';
+import { date, dayStart, numeric, parseTimestamp, timestamp } from '../format.js';
 import { knownPair, requireTier, type Operation } from '../operation.js';
 import type { StoredCertificate } from '../certificates/issue.js';
 import { certificateAt, certificateList, signingKeys } from '../queries/certificates.js';
@@ -21,6 +21,7 @@ const listQuery = {
     start: { ...DATE, description: 'first UTC day; default 7 days before end' },
     end: { ...DATE, description: 'last UTC day, inclusive; default today, or start if that is later' },
     limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
+    cursor: { type: 'string', maxLength: 40, description: 'from the Link rel="next" header of the previous page: the timestamp of its oldest certificate; this page is strictly older' },
   },
 } as const;
 const pairParams = { type: 'object', required: ['pair'], additionalProperties: false, properties: { pair: PAIR } } as const;
@@ -34,7 +35,7 @@ const noQuery = { type: 'object', additionalProperties: false, properties: {} } 
 
 export const operations: Operation[] = [
   { method: 'get', path: '/v1/certificates/keys', summary: 'Ed25519 public keys for verifying certificates: the one in use first, then every earlier one (no key needed)', tier: null, query: noQuery, response: CERTIFICATE_KEYS_RESPONSE },
-  { method: 'get', path: '/v1/certificates/:pair', summary: 'Certificates available for a pair', tier: 'enterprise', params: pairParams, query: listQuery, response: CERTIFICATE_LIST_RESPONSE },
+  { method: 'get', path: '/v1/certificates/:pair', summary: 'Certificates available for a pair, newest first; when the range holds more than `limit`, a Link rel="next" header gives the next page', tier: 'enterprise', params: pairParams, query: listQuery, response: CERTIFICATE_LIST_RESPONSE },
   { method: 'get', path: '/v1/certificates/:pair/:timestamp', summary: 'One signed rate certificate', tier: 'enterprise', params: certParams, query: noQuery, response: CERTIFICATE_RESPONSE, errors: ['not_found'] },
 ];
 
@@ -58,7 +59,22 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const from = q.start ? dayStart(q.start) : new Date(lastDay - 7 * DAY_MS);
     const to = new Date(lastDay + DAY_MS);
     if (to <= from) throw validationError("'end' must not be before 'start'");
-    const rows = await certificateList(deps.sql, pair.pair, from, to, q.limit);
+    // A week holds 2,016 certificates a pair, over the largest limit: when more are left, the
+    // Link header gives the next page (keyset on the bucket, strictly older), the body keeps the
+    // contract's shape. Before, the list stopped at `limit` without a word.
+    let before = to;
+    if (q.cursor !== undefined) {
+      const at = parseTimestamp(q.cursor);
+      if (!at) throw validationError("'cursor' must be the timestamp of a certificate of the previous page");
+      if (at <= from || at >= to) throw validationError("'cursor' lies outside [start, end]");
+      before = at;
+    }
+    const found = await certificateList(deps.sql, pair.pair, from, before, q.limit + 1);
+    const rows = found.slice(0, q.limit);
+    if (found.length > q.limit) {
+      const next = new URLSearchParams({ start: date(from), end: date(new Date(lastDay)), limit: String(q.limit), cursor: timestamp(rows.at(-1)!.bucket) });
+      ctx.set('Link', `</v1/certificates/${pair.pair}?${next}>; rel="next"`);
+    }
     ctx.body = {
       pair: pair.pair,
       count: rows.length,

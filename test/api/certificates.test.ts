@@ -52,6 +52,26 @@ describe('certificates', () => {
     expect([ahead.status, ahead.body.count]).toEqual([200, 0]);
   });
 
+  it('page through a range holding more than the limit with Link rel="next", every certificate once', async () => {
+    const all = (await t.get('/v1/certificates/BTCNGN?limit=1000', t.keys.enterprise)).body.certificates as { timestamp: string }[];
+    expect(all.length).toBeGreaterThan(10);
+    const seen: string[] = [];
+    let next: string | null = '/v1/certificates/BTCNGN?limit=4';
+    for (let pages = 0; next; pages++) {
+      expect(pages).toBeLessThan(all.length); // no endless loop
+      const page = await t.get(next, t.keys.enterprise);
+      expect(page.status).toBe(200);
+      expect(page.body.count).toBeLessThanOrEqual(4);
+      seen.push(...page.body.certificates.map((c: { timestamp: string }) => c.timestamp));
+      next = /^<([^>]+)>; rel="next"$/.exec(page.headers.get('link') ?? '')?.[1] ?? null;
+    }
+    expect(seen).toEqual(all.map((c) => c.timestamp)); // newest first, none lost, none twice
+    const last = await t.get('/v1/certificates/BTCNGN?limit=1000', t.keys.enterprise);
+    expect(last.headers.get('link')).toBeNull(); // all in one page: no next
+    const bad = await t.get(`/v1/certificates/BTCNGN?cursor=${encodeURIComponent('2020-01-01T00:00:00+00:00')}`, t.keys.enterprise);
+    expect(bad.body).toMatchObject({ error: 'validation_error', status: 400 });
+  });
+
   it('verify with HMAC-SHA256 and Ed25519, and are byte-identical when fetched again', async () => {
     const list = await t.get('/v1/certificates/BTCNGN?limit=5', t.keys.enterprise);
     const url = list.body.certificates[2].certificate_url as string;
