@@ -69,6 +69,8 @@ interface VenueState {
   nextAttemptAt: number;
   /** The collection under way, if any: a venue never runs two at once. */
   running: Promise<void> | null;
+  /** Whether this process has finished (or failed) a collection of the venue. */
+  ranOnce: boolean;
 }
 
 export interface CycleReport {
@@ -112,6 +114,7 @@ export class Pipeline {
       failedCycles: 0,
       nextAttemptAt: 0,
       running: null,
+      ranOnce: false,
     }));
   }
 
@@ -192,6 +195,7 @@ export class Pipeline {
   private collectVenue(state: VenueState): Promise<void> {
     state.running ??= this.runVenue(state).finally(() => {
       state.running = null;
+      state.ranOnce = true;
       if (this.started && !this.stopped) void this.publish().catch(() => {}); // errors are recorded in the cycle
     });
     return state.running;
@@ -312,7 +316,11 @@ export class Pipeline {
     });
     // each new hour's FX rate in force, for the synthetic prices of its candles
     await step('fx', () => withoutStatementTimeout(this.o.sql, (conn) => conn`SELECT fx_in_force_refresh(NULL, ${now})`));
-    if (refreshed) {
+    // Not before every venue has had its first collection in this process: after downtime longer
+    // than the lag, every venue's collected_through is old and the lag rule would settle (and
+    // certify for good) the buckets of the outage from whatever was stored before the stop, while
+    // the venues were still fetching them.
+    if (refreshed && this.states.every((s) => s.ranOnce)) {
       await step('settle', async () => {
         this.settled = Promise.resolve(await settle(this.o.sql, now, this.o.config.settleAfterSeconds, this.o.certify));
       });
