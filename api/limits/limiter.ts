@@ -47,7 +47,7 @@ export class RateLimiter {
   /** customer|YYYY-MM-DD -> the same for api_usage_daily (key customers: the dashboard's chart) */
   private readonly unflushedDaily = new Map<string, number>();
   /** customer|month -> a write-back of that month's count into an emptied Redis, under way */
-  private readonly recovering = new Map<string, Promise<void>>();
+  private readonly recovering = new Map<string, Promise<number>>();
   private flushTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -110,57 +110,56 @@ export class RateLimiter {
 
   /**
    * Counts one request in memory and in Redis and returns the larger count. Redis unreachable:
-   * this process's count alone (health reports Redis as down).
+   * this process's count alone (health reports Redis as down). Redis behind this process's count
+   * (it lost what it had: an outage, a restart without persistence): `writeBack` restores it before
+   * this request is counted there again, or else this process's count is put back.
    */
-  private count(key: string, expiresAt: number): number | Promise<number> {
+  private count(key: string, expiresAt: number, writeBack?: () => Promise<number>): number | Promise<number> {
     const mine = this.local.incr(key, expiresAt);
     // without Redis, no promise to make and wait for: the common case of a request answered from memory
-    return this.shared ? this.countShared(this.shared, key, expiresAt, mine) : mine;
+    return this.shared ? this.countShared(this.shared, key, expiresAt, mine, writeBack) : mine;
   }
 
-  private async countShared(shared: RedisCounters, key: string, expiresAt: number, mine: number): Promise<number> {
+  private async countShared(shared: RedisCounters, key: string, expiresAt: number, mine: number, writeBack?: () => Promise<number>): Promise<number> {
     let theirs: number;
     try {
       theirs = await shared.incr(key, expiresAt);
     } catch {
       return mine;
     }
-    // Redis lost what it had (an outage, a restart without persistence): put this process's count back
-    if (theirs < mine) void shared.raise(key, mine, expiresAt).catch(() => {});
-    return Math.max(mine, theirs);
-  }
-
-  /** count() for a month: a month Redis has lost is written back from api_usage before it decides. */
-  private async countMonth(entry: string, key: string, expiresAt: number): Promise<number> {
-    const mine = this.local.incr(key, expiresAt);
-    if (!this.shared) return mine;
-    let theirs: number;
+    if (theirs >= mine) return theirs;
+    if (!writeBack) {
+      void shared.raise(key, mine, expiresAt).catch(() => {});
+      return mine;
+    }
     try {
-      theirs = await this.shared.incr(key, expiresAt);
-      if (theirs >= mine) return theirs;
-      await this.writeBackMonth(this.shared, entry, key, expiresAt);
+      const restored = await writeBack();
+      await shared.raise(key, restored, expiresAt);
       // counted again on top of what was written back, which did not include this request
-      theirs = await this.shared.incr(key, expiresAt);
+      return Math.max(restored, await shared.incr(key, expiresAt));
     } catch {
       return Math.max(mine, this.local.get(key));
     }
-    return Math.max(this.local.get(key), theirs);
+  }
+
+  /** What api_usage holds for a customer's month: every process's count up to its last flush. */
+  private async storedUsage(customer: string, month: string): Promise<number> {
+    const [row] = await this.sql<{ requests: string }[]>`
+      SELECT requests::text FROM api_usage WHERE customer = ${customer} AND month = ${`${month}-01`}::date`;
+    return Number(row?.requests ?? 0);
   }
 
   /**
-   * Raises the month's count, here and in Redis, to api_usage (what every process had counted up
-   * to its last flush) plus this process's requests since: once at a time per customer and month.
+   * A month Redis has lost: api_usage plus this process's requests since its last flush, raised
+   * into this process's count and returned. One read at a time per customer and month.
    */
-  private writeBackMonth(shared: RedisCounters, entry: string, key: string, expiresAt: number): Promise<void> {
+  private recoverMonth(entry: string, key: string, customer: string, month: string, expiresAt: number): Promise<number> {
     let running = this.recovering.get(entry);
     if (!running) {
-      const [customer, month] = entry.split('|') as [string, string];
       running = (async () => {
-        const [row] = await this.sql<{ requests: string }[]>`
-          SELECT requests::text FROM api_usage WHERE customer = ${customer} AND month = ${`${month}-01`}::date`;
-        const counted = this.local.raise(key, Number(row?.requests ?? 0) + (this.unflushed.get(entry) ?? 0), expiresAt);
-        await shared.raise(key, counted, expiresAt);
+        const counted = this.local.raise(key, (await this.storedUsage(customer, month)) + (this.unflushed.get(entry) ?? 0), expiresAt);
         this.log.warn({ customer, month, requests: counted }, "Redis had lost this month's usage: written back from api_usage");
+        return counted;
       })().finally(() => this.recovering.delete(entry));
       this.recovering.set(entry, running);
     }
@@ -213,7 +212,7 @@ export class RateLimiter {
       const key = `${this.namespace}:month:${subject.id}:${month.key}`;
       const expiresAt = month.next + 86_400_000;
       await this.restoreOnce(entry, key, subject.id, month.key, expiresAt);
-      const usedThisMonth = await this.countMonth(entry, key, expiresAt);
+      const usedThisMonth = await this.count(key, expiresAt, () => this.recoverMonth(entry, key, subject.id, month.key, expiresAt));
       const monthLeft = Math.ceil((month.next - now) / 1000);
       if (usedThisMonth > rules.perMonth) {
         // the month is the window that refuses: every header says when it renews, as Retry-After
@@ -251,9 +250,7 @@ export class RateLimiter {
     if (!restore) {
       restore = (async () => {
         try {
-          const [row] = await this.sql<{ requests: string }[]>`
-            SELECT requests::text FROM api_usage WHERE customer = ${customer} AND month = ${`${month}-01`}::date`;
-          const stored = Number(row?.requests ?? 0);
+          const stored = await this.storedUsage(customer, month);
           if (stored === 0) return;
           this.local.seed(key, stored, expiresAt);
           await this.shared?.seed(key, stored, expiresAt).catch(() => {});

@@ -15,7 +15,8 @@ const SWEEP_MS = 100;
 interface Pending {
   readonly expiresAt: number;
   readonly ms: number;
-  readonly bodyReceived: () => boolean;
+  /** the request: its `complete` says whether all of its body has arrived */
+  readonly req: { readonly complete: boolean };
   readonly reject: (err: unknown) => void;
 }
 
@@ -29,7 +30,7 @@ function sweep(): void {
     pending.delete(p);
     const seconds = Math.round(p.ms / 1000);
     p.reject(
-      p.bodyReceived()
+      p.req.complete
         ? unavailable(`The request took longer than ${seconds} s; retry shortly.`, 10)
         : new ApiError(408, 'request_timeout', `The request body was not received within ${seconds} s.`),
     );
@@ -40,10 +41,10 @@ function sweep(): void {
   }
 }
 
-/** `handled`, or a 503 (408 while `bodyReceived()` is false) once `ms` have passed without it settling. */
-export function withinDeadline(handled: Promise<unknown>, ms: number, bodyReceived: () => boolean): Promise<void> {
+/** `handled`, or a 503 (408 while `req` is not complete) once `ms` have passed without it settling. */
+export function withinDeadline(handled: Promise<unknown>, ms: number, req: { readonly complete: boolean }): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const entry: Pending = { expiresAt: Date.now() + ms, ms, bodyReceived, reject };
+    const entry: Pending = { expiresAt: Date.now() + ms, ms, req, reject };
     pending.add(entry);
     if (!sweeper) {
       sweeper = setInterval(sweep, Math.min(SWEEP_MS, ms));

@@ -35,7 +35,7 @@ export function envelope(opts: EnvelopeOptions): Koa.Middleware<AppState> {
     try {
       try {
         if (!applyCors(ctx)) {
-          await withinDeadline(next(), opts.deadlineMs, () => ctx.req.complete);
+          await withinDeadline(next(), opts.deadlineMs, ctx.req);
           checkAnswered(ctx);
         }
         // inside: a body that cannot be serialised or compressed is an error like any other

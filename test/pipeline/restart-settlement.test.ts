@@ -8,14 +8,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueCertificates } from '../../api/certificates/issue.js';
-import { createSigner } from '../../api/certificates/signer.js';
-import { loadConfig } from '../../lib/config.js';
 import type { Database } from '../../lib/db/connect.js';
-import { Pipeline } from '../../pipeline/runner.js';
 import { startSimMarket, type SimMarket } from '../../pipeline/sim/index.js';
-import { venues } from '../../pipeline/venues/index.js';
-import { openTestDatabase, testLog } from '../support/db.js';
+import { openTestDatabase } from '../support/db.js';
+import { certifyingSimPipeline } from '../support/pipeline.js';
 
 const MIN = 60_000;
 const LAG_SECONDS = 600;
@@ -24,23 +20,9 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-restart-'));
 let sim: SimMarket;
 let db: Database;
 
-function pipeline(): Pipeline {
-  // one cycle per hour of real time: after start(), each venue collects once and publishes follow
-  const config = loadConfig({ MARKET: 'simulated', SIM_URL: sim.url, AFRATES_VAR_DIR: dir, SETTLE_AFTER_SECONDS: String(LAG_SECONDS), CYCLE_SECONDS: '300' });
-  const signer = createSigner({ keyDir: path.join(dir, 'keys') });
-  return new Pipeline({
-    config,
-    log: testLog,
-    sql: db.sql,
-    venues,
-    unpaced: true,
-    now: () => clock,
-    initialLookbackMs: 15 * MIN,
-    requestTimeoutMs: 400,
-    retryDelaysMs: [5, 5],
-    certify: (ranges) => issueCertificates(db.sql, ranges, { signer, issuerUrl: 'https://afrates.test', market: 'simulated', now: () => new Date(clock) }),
-  });
-}
+/** One run of the pipeline; a cycle every 5 minutes of real time: after start(), each venue collects once. */
+const pipeline = () =>
+  certifyingSimPipeline({ sim, db, now: () => clock, dir, env: { SETTLE_AFTER_SECONDS: String(LAG_SECONDS), CYCLE_SECONDS: '300' }, retryDelaysMs: [5, 5] });
 
 beforeAll(async () => {
   sim = await startSimMarket({ seed: 11, now: () => clock, historyStart: clock - 20 * MIN });

@@ -6,15 +6,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueCertificates } from '../../api/certificates/issue.js';
-import { createSigner } from '../../api/certificates/signer.js';
-import { loadConfig } from '../../lib/config.js';
 import type { Database } from '../../lib/db/connect.js';
-import { Pipeline } from '../../pipeline/runner.js';
+import type { Pipeline } from '../../pipeline/runner.js';
 import { startSimMarket, type SimMarket } from '../../pipeline/sim/index.js';
-import { venues } from '../../pipeline/venues/index.js';
 import { startTestApi, type TestApi } from '../support/api.js';
-import { openTestDatabase, testLog } from '../support/db.js';
+import { openTestDatabase } from '../support/db.js';
+import { certifyingSimPipeline } from '../support/pipeline.js';
 import * as ref from '../support/reference.js';
 
 const MIN = 60_000;
@@ -31,20 +28,7 @@ beforeAll(async () => {
   sim = await startSimMarket({ seed: 9, now: () => clock, historyStart: clock - 20 * MIN });
   db = await openTestDatabase();
   api = await startTestApi({ db });
-  const config = loadConfig({ MARKET: 'simulated', SIM_URL: sim.url, AFRATES_VAR_DIR: dir, SETTLE_AFTER_SECONDS: String(LAG_SECONDS) });
-  const signer = createSigner({ keyDir: path.join(dir, 'keys') });
-  pipeline = new Pipeline({
-    config,
-    log: testLog,
-    sql: db.sql,
-    venues,
-    unpaced: true,
-    now: () => clock,
-    initialLookbackMs: 15 * MIN,
-    requestTimeoutMs: 400,
-    retryDelaysMs: [5],
-    certify: (ranges) => issueCertificates(db.sql, ranges, { signer, issuerUrl: 'https://afrates.test', market: 'simulated', now: () => new Date(clock) }),
-  });
+  pipeline = certifyingSimPipeline({ sim, db, now: () => clock, dir, env: { SETTLE_AFTER_SECONDS: String(LAG_SECONDS) } });
 });
 afterAll(async () => {
   await pipeline?.stop();
