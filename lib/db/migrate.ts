@@ -5,6 +5,7 @@
 //    checksum differs from the one recorded in sql_objects is re-applied together with every file
 //    after it (dependants are dropped by its CASCADE and come back in order), each in its own
 //    transaction; re-created continuous aggregates are then refreshed in full from raw trades.
+//    A run stopped part-way (killed, or a file failing) is resumed by the next one.
 //    That needs the raw trades: when retention has dropped some that candles were built from, the
 //    rebuild is refused rather than losing those candles.
 // Re-running with nothing changed is a no-op.
@@ -80,6 +81,14 @@ export async function migrate(url: string, log: Logger, sqlDir = SQL_DIR): Promi
       const views = aggregates.map((f) => path.basename(f.name, '.sql').replace(/^\d+_/, ''));
       // re-creating one that existed rebuilds it from raw trades; a new one just starts there
       if (aggregates.some((f) => recorded.has(f.name))) await refuseCandleLoss(sql);
+      // Before the first file runs, forget what it is about to replace: every later file's record
+      // (its CASCADE may drop their objects, though their text is unchanged) and the frontiers of
+      // the aggregates to be re-created. A run killed or failing part-way then resumes at the first
+      // file not re-applied, and no re-created aggregate keeps a frontier that hides its past.
+      await sql.begin(async (tx) => {
+        await tx`DELETE FROM sql_objects WHERE file = ANY(${files.slice(firstChanged).map((f) => f.name)}::text[])`;
+        await resetFrontiers(tx, views);
+      });
       for (const file of files.slice(firstChanged)) {
         await sql.begin(async (tx) => {
           await tx.unsafe(file.text);
@@ -90,6 +99,7 @@ export async function migrate(url: string, log: Logger, sqlDir = SQL_DIR): Promi
         applied.push(file.name);
       }
       if (views.length > 0) {
+        // again: a refresh pass of another process may have run between the reset and the re-creation
         await resetFrontiers(sql, views);
         // a new database has nothing to materialise: the pipeline's first pass sets the frontiers
         const [any] = await sql`SELECT 1 FROM trades LIMIT 1`;

@@ -11,6 +11,7 @@
 // trades, backfills) leave a row in refresh_requests (written by pipeline/store.ts before the
 // insert), and the pass starts each aggregate at the earliest such request instead. TimescaleDB
 // itself only re-materialises the invalidated parts of a window, so a wide window costs little.
+import type postgres from 'postgres';
 import type { Sql } from './connect.js';
 
 const MS = { second: 1_000, minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
@@ -82,7 +83,7 @@ export async function refreshAggregates(sql: Sql, opts: RefreshOptions = {}): Pr
  * Forgets the frontier of re-created aggregates, so the next pass materialises them from the
  * beginning (lib/db/migrate.ts, after an aggregate file changed).
  */
-export async function resetFrontiers(sql: Sql, views: readonly string[]): Promise<void> {
+export async function resetFrontiers(sql: Sql | postgres.TransactionSql, views: readonly string[]): Promise<void> {
   await sql`DELETE FROM aggregate_frontier WHERE view_name = ANY(${views as string[]}::text[])`;
 }
 

@@ -7,6 +7,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../../lib/db/connect.js';
 import { migrate, SQL_DIR } from '../../../lib/db/migrate.js';
+import { refreshAggregates } from '../../../lib/db/refresh.js';
 import { freshDatabaseUrl, testLog } from '../../support/db.js';
 
 let database: { url: string; drop(): Promise<void> };
@@ -74,6 +75,40 @@ describe('migrate', () => {
       SELECT count(*)::int AS n FROM _timescaledb_catalog.continuous_agg ca
       WHERE ca.user_view_name = 'candles_5m'`);
     expect(materialized[0]!.n).toBe(1);
+  });
+
+  // An upgrade that stops part-way (the process killed, or a file that fails) must be finished by
+  // the next run. Each file commits on its own, so the first file's CASCADE has already dropped
+  // objects of later, unchanged files: a rerun that compared checksums alone found everything "up
+  // to date" with venue_spread_5m gone (5m pages failing for good), and the re-created
+  // candles_5m_by_exchange kept its old frontier, so its past was never materialised again.
+  it('finishes an aggregate upgrade that stopped part-way on the next run', async () => {
+    // the pipeline's last pass materialised every aggregate up to 11:00, after the trades' bucket
+    // (and a trade came at noon)
+    await query(async (sql) => {
+      await sql`UPDATE aggregate_frontier SET refreshed_to = '2026-01-01T11:00:00Z'`;
+      await sql`INSERT INTO trades (time, exchange, pair, trade_id, price, amount) VALUES
+        ('2026-01-01T12:00:00Z', 'luno', 'BTCNGN', 'c', 300, 1)`;
+    });
+    const first = path.join(sqlDir, 'aggregates', '10_candles_5m_by_exchange.sql');
+    fs.appendFileSync(first, '\n-- edited: the first aggregate changes\n');
+    const broken = path.join(sqlDir, 'aggregates', '15_broken.sql');
+    fs.writeFileSync(broken, 'SELECT no_such_function();\n');
+    await expect(migrate(database.url, testLog, sqlDir)).rejects.toThrow(/no_such_function/);
+    fs.rmSync(broken); // the operator removes the bad file and runs again
+
+    const { applied } = await migrate(database.url, testLog, sqlDir);
+    expect(applied).toContain('aggregates/20_candles_5m.sql');
+    expect(applied).toContain('aggregates/50_venue_spread_5m.sql');
+    await query((sql) => refreshAggregates(sql)); // the pipeline's next pass
+    const byVenue = await query((sql) => sql`
+      SELECT (pv / volume)::float8 AS vwap FROM candles_5m_by_exchange
+      WHERE pair = 'BTCNGN' AND exchange = 'luno' AND bucket = '2026-01-01T10:00:00Z'`);
+    expect(byVenue).toEqual([{ vwap: 175 }]);
+    const spread = await query((sql) => sql`
+      SELECT venues::int FROM venue_spread_5m WHERE pair = 'BTCNGN' AND bucket = '2026-01-01T10:00:00Z'`);
+    expect(spread).toEqual([{ venues: 1 }]);
+    expect((await migrate(database.url, testLog, sqlDir)).applied).toEqual([]);
   });
 
   // A managed database often cancels long statements for every session (ALTER DATABASE ... SET
