@@ -123,8 +123,8 @@ export interface CollectOptions {
   readonly onPage?: (lastTime: number) => void;
   /** Write with COPY (a server): see pipeline/store.ts. */
   readonly copy?: boolean;
-  /** Count new trades older than this as late (their bucket was already settled). */
-  readonly settledThrough?: Date | null;
+  /** The pair's settled_through now: new trades older than it are late (their bucket was settled). */
+  readonly settledThrough?: () => Date | null;
   /** The clock (ms). */
   readonly now?: () => number;
 }
@@ -175,9 +175,10 @@ export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opt
     if (rows.length > 0) {
       const stored = await insertTrades(sql, rows, { copy: opts.copy });
       inserted += stored.inserted;
-      if (opts.settledThrough) {
+      const settledThrough = opts.settledThrough?.();
+      if (settledThrough) {
         for (const t of stored.times) {
-          if (t >= opts.settledThrough) continue;
+          if (t >= settledThrough) continue;
           late++;
           if (!lateOldest || t < lateOldest) lateOldest = t;
         }

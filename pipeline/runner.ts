@@ -95,8 +95,8 @@ export class Pipeline {
   private unpublished: Unpublished;
   private publishing: Promise<CycleReport> | null = null;
   private publishAgain = false;
-  /** Each pair's settled_through, for counting late trades (loaded on first use). */
-  private settled: Promise<Map<string, Date>> | null = null;
+  /** Each pair's settled_through, for counting late trades (loaded on first use, then kept by settle). */
+  private settled: Map<string, Date> | null = null;
   private prunedAt = 0;
   private storageJobsAt = 0;
 
@@ -214,14 +214,17 @@ export class Pipeline {
       discoveryFailed = true;
       this.unpublished.errors.push({ source: id, error: `loadMarkets: ${(err as Error).message}`.slice(0, 500) });
     }
-    this.settled ??= settledPoints(this.o.sql);
-    const settled = await this.settled.catch(() => new Map<string, Date>());
+    if (!this.settled) {
+      const recorded = await settledPoints(this.o.sql).catch(() => null);
+      this.settled ??= recorded; // a settle that finished meanwhile is newer
+    }
     for (const listing of state.listings) {
       if (this.stopped) break;
       try {
         const result = await collect(this.o.sql, { venue: state.venue, exchange: state.exchange, symbol: listing.symbol, pair: listing.pair }, (w) => this.withRetry(state, w), {
           startAt: this.now() - (this.o.initialLookbackMs ?? HOUR_MS),
-          settledThrough: settled.get(listing.pair) ?? null,
+          // read at each insert, not once per run: another venue's publish may settle meanwhile
+          settledThrough: () => this.settled?.get(listing.pair) ?? null,
           now: this.now,
           copy: this.o.copyTrades,
         });
@@ -322,7 +325,7 @@ export class Pipeline {
     // the venues were still fetching them.
     if (refreshed && this.states.every((s) => s.ranOnce)) {
       await step('settle', async () => {
-        this.settled = Promise.resolve(await settle(this.o.sql, now, this.o.config.settleAfterSeconds, this.o.certify));
+        this.settled = await settle(this.o.sql, now, this.o.config.settleAfterSeconds, this.o.certify);
       });
     }
     if (this.now() - this.storageJobsAt > HOUR_MS) {
