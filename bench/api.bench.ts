@@ -46,6 +46,7 @@ const FLOOR_LIMITS = { pageSqlRatio: 40 / 15, pageHttpRatio: 150 / 100 };
 /** An API-only process (ROLE=api) on the same database: its RSS once it listens, in MB. */
 async function apiOnlyRss(databaseUrl: string): Promise<number> {
   const root = path.resolve(import.meta.dirname, '..');
+  fs.mkdirSync(path.join(root, 'var'), { recursive: true }); // a fresh clone has none yet
   const varDir = fs.mkdtempSync(path.join(root, 'var', 'bench-api-'));
   const proc = spawn(process.execPath, ['--import', 'tsx', 'bin/serve.ts'], {
     cwd: root,
