@@ -72,8 +72,12 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       // A later page is judged by where it begins, its cursor, with a day's grace: `start` is sent
       // unchanged on every page, so a run begun at the window's edge was refused halfway once
       // 00:00 UTC passed (its start now a day outside the window, the rows it pages well inside).
-      if (after ? after.getTime() < oldest - DAY_MS : from.getTime() < oldest) {
-        throw new ApiError(403, 'history_limit_exceeded', `The ${tierLabel(tier)} tier reaches back ${rules.historyDays} days: 'start' must be ${date(new Date(oldest))} or later.`);
+      const reach = `The ${tierLabel(tier)} tier reaches back ${rules.historyDays} days`;
+      if (after && after.getTime() < oldest - DAY_MS) {
+        throw new ApiError(403, 'history_limit_exceeded', `${reach}: this page's 'cursor' lies before ${date(new Date(oldest - DAY_MS))}; start again from ${date(new Date(oldest))} or later.`);
+      }
+      if (!after && from.getTime() < oldest) {
+        throw new ApiError(403, 'history_limit_exceeded', `${reach}: 'start' must be ${date(new Date(oldest))} or later.`);
       }
     }
 
