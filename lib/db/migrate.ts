@@ -79,8 +79,11 @@ export async function migrate(url: string, log: Logger, sqlDir = SQL_DIR): Promi
       // named by what it produces (aggregates/20_candles_5m.sql -> candles_5m)
       const aggregates = files.slice(firstChanged).filter((f) => f.name.startsWith('aggregates/'));
       const views = aggregates.map((f) => path.basename(f.name, '.sql').replace(/^\d+_/, ''));
-      // re-creating one that existed rebuilds it from raw trades; a new one just starts there
-      if (aggregates.some((f) => recorded.has(f.name))) await refuseCandleLoss(sql);
+      // re-creating one that exists rebuilds it from raw trades; a new one just starts there. Asked
+      // of the database, not of sql_objects: a resumed run finds the records already forgotten.
+      const [existing] = await sql<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM unnest(${views}::text[]) AS v(name) WHERE to_regclass(v.name) IS NOT NULL`;
+      if (existing!.n > 0) await refuseCandleLoss(sql);
       // Before the first file runs, forget what it is about to replace: every later file's record
       // (its CASCADE may drop their objects, though their text is unchanged) and the frontiers of
       // the aggregates to be re-created. A run killed or failing part-way then resumes at the first
