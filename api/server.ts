@@ -2,7 +2,7 @@
 import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Config } from '../lib/config.js';
 import type { Sql } from '../lib/db/connect.js';
 import type { Logger } from '../lib/log.js';
@@ -15,6 +15,7 @@ import { RateLimiter } from './limits/limiter.js';
 import { LiveSnapshot } from './live/snapshot.js';
 import { LiveJsonCache } from './live/cache.js';
 import { RequestMetrics } from './middleware/metrics.js';
+import { connectRedis } from './redis.js';
 import { closeStreams } from './sse.js';
 
 export interface RunningApi {
@@ -23,20 +24,8 @@ export interface RunningApi {
   close(): Promise<void>;
 }
 
-/**
- * Redis for limits, the key cache and revocations. A command gets a quarter of a second: a Redis that
- * hangs (paused, failing over, a dropped link) rather than refusing made every request wait for
- * its 15 s deadline and answer 503; timed out, each caller falls back as it does when Redis is
- * down (limits in memory, keys from the database).
- */
 /** How long answers in flight get at shutdown before every connection is closed. */
 const SHUTDOWN_GRACE_MS = 5_000;
-
-export function connectRedis(url: string, log: Logger): Redis {
-  const redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: false, lazyConnect: false, commandTimeout: 250, connectTimeout: 2_000 });
-  redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
-  return redis;
-}
 
 export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { snapshot?: LiveSnapshot; signer?: CertificateSigner; redis?: Redis | null; namespace?: string; now?: () => number } = {}): Promise<AppDeps> {
   const redis = opts.redis !== undefined ? opts.redis : config.redisUrl ? connectRedis(config.redisUrl, log) : null;

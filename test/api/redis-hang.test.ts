@@ -2,6 +2,7 @@
 // connections. Every keyed request waited for its 15 s deadline and answered 503; the service
 // must fall back as it does when Redis is down: limits in memory, keys from the database.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../support/api.js';
 
@@ -36,6 +37,48 @@ describe('a Redis that hangs', () => {
       expect(health.body.services.redis).toBe('error');
     } finally {
       redis.kill('SIGCONT');
+    }
+  });
+
+  it('costs its timeout now and then, not on every request, and is used again once it answers', async () => {
+    const live = '/v1/rates/live?pairs=BTCNGN';
+    const probe = new Redis(`redis://127.0.0.1:${PORT}`);
+    const minuteCounts = async () => {
+      const keys = await probe.keys(`${t.namespace}:minute:*`);
+      return keys.length ? (await probe.mget(keys)).reduce((n, v) => n + Number(v), 0) : 0;
+    };
+    const redisInHealth = async (want: string) => {
+      const deadline = Date.now() + 10_000;
+      let seen = '';
+      while (seen !== want && Date.now() < deadline) {
+        seen = (await t.get('/v1/health')).body.services.redis;
+        if (seen !== want) await new Promise((r) => setTimeout(r, 250));
+      }
+      return seen;
+    };
+    try {
+      expect(await redisInHealth('ok')).toBe('ok');
+      redis.kill('SIGSTOP');
+      try {
+        // A professional key counts a minute and a month: two commands of 250 ms each per request
+        // while every command waits for its timeout, 10 s for these 20.
+        const started = Date.now();
+        for (let i = 0; i < 20; i++) expect((await t.get(live, t.keys.professional)).status).toBe(200);
+        const together = await Promise.all(Array.from({ length: 30 }, () => t.get(live, t.keys.enterprise)));
+        expect(together.map((r) => r.status)).toEqual(Array(30).fill(200));
+        expect(Date.now() - started).toBeLessThan(3_000);
+      } finally {
+        redis.kill('SIGCONT');
+      }
+      await new Promise((r) => setTimeout(r, 1_100)); // health's reading from before the hang has gone
+      expect(await redisInHealth('ok')).toBe('ok');
+      // counted in Redis again: a new key's requests (nothing of it to write back) reach it one by one
+      const fresh = await t.key('professional');
+      const before = await minuteCounts();
+      for (let i = 0; i < 3; i++) expect((await t.get(live, fresh)).status).toBe(200);
+      expect(await minuteCounts()).toBe(before + 3);
+    } finally {
+      probe.disconnect();
     }
   });
 });

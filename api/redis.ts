@@ -1,0 +1,30 @@
+// Redis for limits, the key cache and revocations (REDIS_URL), shared by every API process.
+// Every caller falls back when a command fails: limits are counted in this process's memory,
+// keys are looked up in the database. So Redis trouble must make commands fail fast, never slow:
+// - refused or dropped: there is no offline queue, so a command fails at once while the client
+//   reconnects;
+// - hung (paused, failing over, a link that drops packets): a command gets a quarter of a second,
+//   and the first to time out drops the connection. The client then reconnects as it does after a
+//   drop, and commands fail at once until Redis answers its ready check again (each attempt's
+//   check times out like any command). Without the drop, every request waited for its own
+//   timeouts (a minute's count and a month's: half a second) for as long as Redis hung.
+import { Command, Redis } from 'ioredis';
+import type { Logger } from '../lib/log.js';
+
+class FailFastRedis extends Redis {
+  // Every command, those of MULTI ... EXEC and the ready check included, is sent through here.
+  override sendCommand(command: Command, stream?: Parameters<Redis['sendCommand']>[1]): unknown {
+    const sent = super.sendCommand(command, stream);
+    command.promise.catch((err: Error) => {
+      // once: the connection stays 'ready', unwritable, until the hung server lets it close
+      if (err.message === 'Command timed out' && this.status === 'ready' && this.stream.writable) this.disconnect(true);
+    });
+    return sent;
+  }
+}
+
+export function connectRedis(url: string, log: Logger): Redis {
+  const redis = new FailFastRedis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: false, commandTimeout: 250, connectTimeout: 2_000 });
+  redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
+  return redis;
+}
