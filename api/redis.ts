@@ -4,10 +4,10 @@
 // - refused or dropped: there is no offline queue, so a command fails at once while the client
 //   reconnects;
 // - hung (paused, failing over, a link that drops packets): a command gets a quarter of a second,
-//   and the first to time out drops the connection. The client then reconnects as it does after a
-//   drop, and commands fail at once until Redis answers its ready check again (each attempt's
-//   check times out like any command). Without the drop, every request waited for its own
-//   timeouts (a minute's count and a month's: half a second) for as long as Redis hung.
+//   and the first to time out drops its connection. The client then reconnects as it does after a
+//   drop, and commands fail at once until a new connection's ready check is answered (each
+//   attempt's check times out like any command). Without the drop, every request waited for its
+//   own timeouts (a minute's count and a month's: half a second) for as long as Redis hung.
 import { Command, Redis } from 'ioredis';
 import type { Logger } from '../lib/log.js';
 
@@ -15,16 +15,27 @@ class FailFastRedis extends Redis {
   // Every command, those of MULTI ... EXEC and the ready check included, is sent through here.
   override sendCommand(command: Command, stream?: Parameters<Redis['sendCommand']>[1]): unknown {
     const sent = super.sendCommand(command, stream);
+    const connection = this.stream;
     command.promise.catch((err: Error) => {
-      // once: the connection stays 'ready', unwritable, until the hung server lets it close
-      if (err.message === 'Command timed out' && this.status === 'ready' && this.stream.writable) this.disconnect(true);
+      // Destroyed, not ended: an ended connection waits for the hung server to close its side,
+      // which a paused server does only when it resumes and a dead link or a failed-over primary
+      // never does (TCP gives up after many minutes); destroyed, it closes now and the client
+      // reconnects as after a drop.
+      if (err.message === 'Command timed out' && connection === this.stream && !connection.destroyed) connection.destroy();
     });
     return sent;
   }
 }
 
 export function connectRedis(url: string, log: Logger): Redis {
-  const redis = new FailFastRedis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: false, commandTimeout: 250, connectTimeout: 2_000 });
+  const redis = new FailFastRedis(url, {
+    // a command that failed has been answered from memory or the database: never sent again later
+    autoResendUnfulfilledCommands: false,
+    maxRetriesPerRequest: 2,
+    enableOfflineQueue: false,
+    commandTimeout: 250,
+    connectTimeout: 2_000,
+  });
   redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
   return redis;
 }

@@ -2,24 +2,76 @@
 // connections. Every keyed request waited for its 15 s deadline and answered 503; the service
 // must fall back as it does when Redis is down: limits in memory, keys from the database.
 import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../support/api.js';
 
 const PORT = 20_000 + Math.floor(Math.random() * 10_000);
 let redis: ChildProcess;
+let link: Link;
 let t: TestApi;
+
+/**
+ * The network between the API and Redis. `cut()` black-holes every connection made so far, for
+ * good, as a failover or a dead link leaves them: nothing passes, nothing is closed. Connections
+ * made afterwards pass again.
+ */
+interface Link {
+  readonly port: number;
+  cut(): void;
+  close(): void;
+}
+
+async function startLink(to: number): Promise<Link> {
+  let live = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(to, '127.0.0.1');
+    const pair = new Set([client, upstream]);
+    client.on('data', (d) => pair.has(client) && upstream.write(d));
+    upstream.on('data', (d) => pair.has(upstream) && client.write(d));
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+    live.add(client).add(upstream);
+    // cut: the pair forwards nothing more (the Set is emptied), and is never closed
+    server.once('cut', () => pair.clear());
+  });
+  server.setMaxListeners(0);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    cut: () => {
+      server.emit('cut');
+      live = new Set();
+    },
+    close: () => server.close(),
+  };
+}
 
 beforeAll(async () => {
   redis = spawn('redis-server', ['--port', String(PORT), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   await new Promise((r) => setTimeout(r, 500));
-  t = await startTestApi({ redisUrl: `redis://127.0.0.1:${PORT}` });
+  link = await startLink(PORT);
+  t = await startTestApi({ redisUrl: `redis://127.0.0.1:${link.port}` });
 });
 afterAll(async () => {
   redis?.kill('SIGCONT');
   redis?.kill('SIGKILL');
+  link?.close();
   await t?.close();
 });
+
+/** What health says of Redis, once it says `want` (or after 10 s). */
+async function redisInHealth(want: string): Promise<string> {
+  const deadline = Date.now() + 10_000;
+  let seen = '';
+  while (seen !== want && Date.now() < deadline) {
+    seen = (await t.get('/v1/health')).body.services.redis;
+    if (seen !== want) await new Promise((r) => setTimeout(r, 250));
+  }
+  return seen;
+}
 
 describe('a Redis that hangs', () => {
   it('leaves requests answered within two seconds (not the 15 s deadline), and health saying so', async () => {
@@ -47,15 +99,6 @@ describe('a Redis that hangs', () => {
       const keys = await probe.keys(`${t.namespace}:minute:*`);
       return keys.length ? (await probe.mget(keys)).reduce((n, v) => n + Number(v), 0) : 0;
     };
-    const redisInHealth = async (want: string) => {
-      const deadline = Date.now() + 10_000;
-      let seen = '';
-      while (seen !== want && Date.now() < deadline) {
-        seen = (await t.get('/v1/health')).body.services.redis;
-        if (seen !== want) await new Promise((r) => setTimeout(r, 250));
-      }
-      return seen;
-    };
     try {
       expect(await redisInHealth('ok')).toBe('ok');
       redis.kill('SIGSTOP');
@@ -80,5 +123,18 @@ describe('a Redis that hangs', () => {
     } finally {
       probe.disconnect();
     }
+  });
+
+  it('is used again after a failover that leaves the old connection dead and open', async () => {
+    const live = '/v1/rates/live?pairs=BTCNGN';
+    expect(await redisInHealth('ok')).toBe('ok');
+    link.cut();
+    const started = Date.now();
+    for (let i = 0; i < 10; i++) expect((await t.get(live, t.keys.professional)).status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    // the client must not wait for the dead connection to close (TCP can take many minutes): a new
+    // one reaches Redis
+    await new Promise((r) => setTimeout(r, 1_100));
+    expect(await redisInHealth('ok')).toBe('ok');
   });
 });
