@@ -80,7 +80,13 @@ export class EventStreams {
    */
   start(ctx: AppContext, owner: string, maxForOwner: number, capMessage: string): EventStream {
     if (this.count(owner) >= maxForOwner) {
-      throw new ApiError(429, 'rate_limit_exceeded', capMessage, { 'Retry-After': String(RETRY_MS / 1000) });
+      // The cap, not the minute, refused it: the IETF headers name the "streams" policy, so a client
+      // can tell it from a spent minute (which waiting cures) even when this was the minute's last request.
+      throw new ApiError(429, 'rate_limit_exceeded', capMessage, {
+        'Retry-After': String(RETRY_MS / 1000),
+        'RateLimit-Policy': `"streams";q=${maxForOwner}`,
+        RateLimit: `"streams";r=0;t=${RETRY_MS / 1000}`,
+      });
     }
     if (this.open.size >= MAX_STREAMS) throw unavailable('Too many open streams on this server; retry shortly.', 30);
     this.listen();

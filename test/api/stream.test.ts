@@ -76,6 +76,8 @@ describe('GET /v1/rates/stream', () => {
     const error = await second.json();
     expect(error).toMatchObject({ error: 'rate_limit_exceeded', status: 429 });
     expect(error.message).toMatch(/1 open stream per key/);
+    // the headers name the cap, not the minute: waiting for the minute would not help
+    expect(second.headers.get('RateLimit')).toMatch(/^"streams";r=0/);
     first.close();
     // the server notices the client went away
     let again: SseReader | null = null;
@@ -86,6 +88,21 @@ describe('GET /v1/rates/stream', () => {
     }
     expect(again?.status).toBe(200);
     again?.close();
+  });
+
+  it("names the cap as what refused a stream even when it was the minute's last request", async () => {
+    const key = await t.key('free'); // 10 a minute, one stream
+    const first = await stream('pairs=BTCNGN', key);
+    for (let i = 0; i < 8; i++) expect((await t.get('/v1/rates/live?pairs=BTCNGN', key)).status).toBe(200);
+    const tenth = await stream('pairs=BTCNGN', key);
+    expect(tenth.status).toBe(429);
+    expect(tenth.headers.get('X-RateLimit-Remaining')).toBe('0');
+    expect(tenth.headers.get('RateLimit')).toMatch(/^"streams";r=0/);
+    // and a spent minute says so
+    const eleventh = await stream('pairs=BTCNGN', key);
+    expect(eleventh.status).toBe(429);
+    expect(eleventh.headers.get('RateLimit')).toMatch(/^"minute";r=0/);
+    first.close();
   });
 
   it("gates fields by the key's tier, like /v1/rates/live", async () => {

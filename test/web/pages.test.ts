@@ -214,6 +214,41 @@ describe('the dashboard when things go wrong', () => {
     }
   }, 30_000);
 
+  it("does not retry a stream its cap refused on the minute's last request", async () => {
+    // The server's answer when the cap refuses the minute's last request: X-RateLimit-Remaining is 0
+    // as after a spent minute, and only RateLimit tells them apart. Taken from the server, then
+    // given to the page for its stream.
+    const key = await t.key('free');
+    const other = await openStream(`${t.api.url}/v1/rates/stream?pairs=BTCNGN`, { 'X-API-Key': key });
+    for (let i = 0; i < 8; i++) await t.get('/v1/rates/live?pairs=BTCNGN', key);
+    const refused = await fetch(`${t.api.url}/v1/rates/stream?pairs=BTCNGN`, { headers: { 'X-API-Key': key } });
+    other.close();
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('X-RateLimit-Remaining')).toBe('0');
+    const headers = Object.fromEntries([...refused.headers].filter(([name]) => !['content-encoding', 'content-length'].includes(name)));
+    const answer = { status: 429, headers, body: await refused.text() };
+    const page = await browser.page(1280, 900);
+    try {
+      let tries = 0;
+      await page.route(
+        (url) => url.pathname === '/v1/rates/stream',
+        (route) => {
+          tries++;
+          return route.fulfill(answer);
+        },
+      );
+      await page.goto(`${t.api.url}/dashboard`);
+      await page.evaluate((k) => sessionStorage.setItem('afrates.apiKey', k), await t.key('builder'));
+      await page.reload();
+      await expect.poll(() => page.textContent('#live')).toMatch(/Live updates paused: .*1 open stream per key/);
+      await new Promise((r) => setTimeout(r, 7_000)); // past the stream's 5 s retry time
+      expect(tries).toBe(1);
+      expectRefusalLogged(429);
+    } finally {
+      await page.close();
+    }
+  }, 30_000);
+
   it('shows the replacement of its own key even when the reload after rotating fails', async () => {
     const key = await t.key('builder');
     const page = await browser.page(1280, 900);

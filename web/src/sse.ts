@@ -16,7 +16,8 @@ const MAX_WAIT_MS = 3_600_000;
  * server's trouble pass with time.
  */
 function worthRetrying(res: Response, err: ApiFailure): boolean {
-  if (res.status === 429) return err.code === 'rate_limit_exceeded' && res.headers.get('X-RateLimit-Remaining') === '0';
+  // a 429's RateLimit header names the window that refused it first: "minute", "month", "streams", ...
+  if (res.status === 429) return err.code === 'rate_limit_exceeded' && /^"(minute|public)"/.test(res.headers.get('RateLimit') ?? '');
   return res.status >= 500 || res.status === 408;
 }
 
