@@ -4,39 +4,32 @@
 // missing the day's last trades and changed minutes later.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.js';
-import type { Database } from '../../lib/db/connect.js';
 import { Pipeline } from '../../pipeline/runner.js';
-import { startSimMarket, type SimMarket } from '../../pipeline/sim/index.js';
 import type { TradeRow } from '../../pipeline/store.js';
 import { venues } from '../../pipeline/venues/index.js';
 import { startTestApi, type TestApi } from '../support/api.js';
-import { openTestDatabase, testLog } from '../support/db.js';
+import { testLog } from '../support/db.js';
+import { SimWorld } from '../support/pipeline.js';
 import * as ref from '../support/reference.js';
 
 const MIN = 60_000;
 const MIDNIGHT = Date.UTC(2026, 10, 20);
-let clock = MIDNIGHT - 15 * MIN;
-let sim: SimMarket;
-let db: Database;
+const w = new SimWorld({ seed: 13, start: MIDNIGHT - 15 * MIN, historyMs: 0 });
 let api: TestApi;
 let pipeline: Pipeline;
 
 beforeAll(async () => {
-  sim = await startSimMarket({ seed: 13, now: () => clock, historyStart: MIDNIGHT - 15 * MIN });
-  db = await openTestDatabase();
-  api = await startTestApi({ db });
-  const config = loadConfig({ MARKET: 'simulated', SIM_URL: sim.url, SETTLE_AFTER_SECONDS: '600' });
-  pipeline = new Pipeline({ config, log: testLog, sql: db.sql, venues, unpaced: true, now: () => clock, initialLookbackMs: 15 * MIN, requestTimeoutMs: 400, retryDelaysMs: [5] });
+  api = await startTestApi({ db: w.db });
+  const config = loadConfig({ MARKET: 'simulated', SIM_URL: w.sim.url, SETTLE_AFTER_SECONDS: '600' });
+  pipeline = new Pipeline({ config, log: testLog, sql: w.db.sql, venues, unpaced: true, now: w.now, initialLookbackMs: 15 * MIN, requestTimeoutMs: 400, retryDelaysMs: [5] });
 });
 afterAll(async () => {
   await pipeline?.stop();
   await api?.close();
-  await sim?.stop();
-  await db?.close();
 });
 
 async function cycleAt(ms: number) {
-  clock = ms;
+  w.clock = ms;
   const report = await pipeline.runTradeCycle();
   expect(report.errors).toEqual([]);
 }
@@ -48,7 +41,7 @@ describe('the end-of-day snapshot', () => {
     // a cycle a minute, as the service runs (Quidax serves only its latest trades)
     for (let at = MIDNIGHT - 14 * MIN; at < MIDNIGHT; at += MIN) await cycleAt(at);
     await cycleAt(MIDNIGHT - 30_000);
-    // the day is over by the API's clock, but its last minutes are not collected yet
+    // the day is over by the API's w.clock, but its last minutes are not collected yet
     const early = await eod();
     expect(early.status).toBe(404);
     expect(early.body.error).toBe('not_found');
@@ -56,8 +49,8 @@ describe('the end-of-day snapshot', () => {
     await cycleAt(MIDNIGHT + 30_000); // every venue has collected past midnight: the day settles
     const res = await eod();
     expect(res.status).toBe(200);
-    const served: TradeRow[] = Object.entries(sim.listings()).flatMap(([venue, pairs]) =>
-      pairs.filter((p) => p === 'BTCNGN').flatMap((pair) => sim.served(venue, pair).map((t) => ({ time: new Date(t.time), exchange: venue, pair, tradeId: t.id, price: t.price, amount: t.amount, side: null }))),
+    const served: TradeRow[] = Object.entries(w.sim.listings()).flatMap(([venue, pairs]) =>
+      pairs.filter((p) => p === 'BTCNGN').flatMap((pair) => w.sim.served(venue, pair).map((t) => ({ time: new Date(t.time), exchange: venue, pair, tradeId: t.id, price: t.price, amount: t.amount, side: null }))),
     );
     const whole = ref.candles(served, '1d').find((c) => c.bucket === MIDNIGHT - 86_400_000)!;
     expect(whole.trades).toBeGreaterThan(20);

@@ -3,54 +3,32 @@
 // collector must say so, naming the span, instead of carrying on as if nothing were missing.
 import type { Exchange } from 'ccxt';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.js';
-import type { Database } from '../../lib/db/connect.js';
 import { collect } from '../../pipeline/collect.js';
 import { Pipeline } from '../../pipeline/runner.js';
-import { startSimMarket, type SimMarket } from '../../pipeline/sim/index.js';
 import { venueById, venues } from '../../pipeline/venues/index.js';
-import { openTestDatabase } from '../support/db.js';
+import { SimWorld } from '../support/pipeline.js';
 
 const MIN = 60_000;
-let clock = Date.UTC(2026, 10, 20, 9, 0, 0);
-let sim: SimMarket;
-let db: Database;
-
-beforeAll(async () => {
-  sim = await startSimMarket({ seed: 5, now: () => clock, historyStart: clock - 10 * MIN });
-  db = await openTestDatabase();
-});
-afterAll(async () => {
-  await sim?.stop();
-  await db?.close();
-});
+const w = new SimWorld({ seed: 5, start: Date.UTC(2026, 10, 20, 9, 0, 0), historyMs: 10 * MIN });
 
 describe('trades a venue no longer serves', () => {
   it('are reported in the log with the span lost, and only then', async () => {
     const lines: { msg: string; venue?: string; pair?: string; from?: string; to?: string }[] = [];
     const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-    const p = new Pipeline({ config: loadConfig({ MARKET: 'simulated', SIM_URL: sim.url }), log, sql: db.sql, venues: [venueById('quidax')!], unpaced: true, now: () => clock, initialLookbackMs: 5 * MIN, retryDelaysMs: [5], requestTimeoutMs: 400 });
+    const p = new Pipeline({ config: loadConfig({ MARKET: 'simulated', SIM_URL: w.sim.url }), log, sql: w.db.sql, venues: [venueById('quidax')!], unpaced: true, now: w.now, initialLookbackMs: 5 * MIN, retryDelaysMs: [5], requestTimeoutMs: 400 });
     const lost = () => lines.filter((l) => l.msg.startsWith('trades lost') && l.pair === 'USDTNGN');
     try {
-      for (let i = 0; i < 3; i++) {
-        clock += MIN;
-        await p.runTradeCycle();
-      }
+      await w.minutes(p, 3);
       expect(lost()).toEqual([]); // polled every minute: every trade still in the venue's window
-      sim.setFault('quidax', { kind: 'server_error' });
-      const outage = clock;
-      for (let i = 0; i < 45; i++) {
-        clock += MIN;
-        await p.runTradeCycle();
-      }
-      sim.setFault('quidax', null);
-      for (let i = 0; i < 12; i++) {
-        clock += MIN;
-        await p.runTradeCycle();
-      }
-      const stored = new Set((await db.sql<{ trade_id: string }[]>`SELECT trade_id FROM trades WHERE exchange = 'quidax' AND pair = 'USDTNGN'`).map((r) => r.trade_id));
-      const missing = sim.served('quidax', 'USDTNGN').filter((t) => t.time >= outage && !stored.has(t.id));
+      w.sim.setFault('quidax', { kind: 'server_error' });
+      const outage = w.clock;
+      await w.minutes(p, 45);
+      w.sim.setFault('quidax', null);
+      await w.minutes(p, 12);
+      const stored = new Set((await w.db.sql<{ trade_id: string }[]>`SELECT trade_id FROM trades WHERE exchange = 'quidax' AND pair = 'USDTNGN'`).map((r) => r.trade_id));
+      const missing = w.sim.served('quidax', 'USDTNGN').filter((t) => t.time >= outage && !stored.has(t.id));
       expect(missing.length).toBeGreaterThan(0); // the venue's window is shorter than the outage
       const [report] = lost();
       expect(lost()).toHaveLength(1);
@@ -67,10 +45,10 @@ describe('trades a venue no longer serves', () => {
   it('are never reported for venues polled as usual', async () => {
     const lines: { msg: string }[] = [];
     const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-    const p = new Pipeline({ config: loadConfig({ MARKET: 'simulated', SIM_URL: sim.url }), log, sql: db.sql, venues, unpaced: true, now: () => clock, initialLookbackMs: 5 * MIN, retryDelaysMs: [5], requestTimeoutMs: 400 });
+    const p = new Pipeline({ config: loadConfig({ MARKET: 'simulated', SIM_URL: w.sim.url }), log, sql: w.db.sql, venues, unpaced: true, now: w.now, initialLookbackMs: 5 * MIN, retryDelaysMs: [5], requestTimeoutMs: 400 });
     try {
       for (let i = 0; i < 5; i++) {
-        clock += MIN;
+        w.clock += MIN;
         expect((await p.runTradeCycle()).errors).toEqual([]);
       }
     } finally {
@@ -88,7 +66,7 @@ describe('a venue whose pages do not advance', () => {
     let calls = 0;
     const exchange = { fetchTrades: async () => (calls++, page) } as unknown as Exchange;
     const venue = { ...venueById('luno')!, pageSize: 100 };
-    const walk = collect(db.sql, { venue, exchange, symbol: 'BTC/NGN', pair: 'BTCNGN' }, (work) => work(), { startAt: day, until: day + 86_399_999, maxPages: Number.POSITIVE_INFINITY, trackWatermark: false });
+    const walk = collect(w.db.sql, { venue, exchange, symbol: 'BTC/NGN', pair: 'BTCNGN' }, (work) => work(), { startAt: day, until: day + 86_399_999, maxPages: Number.POSITIVE_INFINITY, trackWatermark: false });
     await expect(walk).rejects.toThrow(/luno BTCNGN: 20 full pages in a row .* do not advance/);
     expect(calls).toBe(20);
   });

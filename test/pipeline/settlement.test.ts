@@ -2,54 +2,34 @@
 // real API over HTTP: certificates are issued once their bucket settles and never change; when a
 // venue falls behind, buckets settle after the lag without it, and its trades that arrive later
 // correct the candles, are counted (late_trades, GET /v1/status), and leave the certificates alone.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../lib/db/connect.js';
 import type { Pipeline } from '../../pipeline/runner.js';
-import { startSimMarket, type SimMarket } from '../../pipeline/sim/index.js';
 import { startTestApi, type TestApi } from '../support/api.js';
-import { openTestDatabase } from '../support/db.js';
-import { certifyingSimPipeline } from '../support/pipeline.js';
+import { SimWorld } from '../support/pipeline.js';
 import * as ref from '../support/reference.js';
 
 const MIN = 60_000;
 const BUCKET = 5 * MIN;
 const LAG_SECONDS = 600;
-let clock = Date.UTC(2026, 10, 20, 9, 0, 0);
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-settle-'));
-let sim: SimMarket;
-let db: Database;
+const w = new SimWorld({ seed: 9, start: Date.UTC(2026, 10, 20, 9, 0, 0), historyMs: 20 * MIN });
 let api: TestApi;
 let pipeline: Pipeline;
 
 beforeAll(async () => {
-  sim = await startSimMarket({ seed: 9, now: () => clock, historyStart: clock - 20 * MIN });
-  db = await openTestDatabase();
-  api = await startTestApi({ db });
-  pipeline = certifyingSimPipeline({ sim, db, now: () => clock, dir, env: { SETTLE_AFTER_SECONDS: String(LAG_SECONDS) } });
+  api = await startTestApi({ db: w.db });
+  pipeline = w.pipeline({ env: { SETTLE_AFTER_SECONDS: String(LAG_SECONDS) } });
 });
 afterAll(async () => {
-  await pipeline?.stop();
   await api?.close();
-  await sim?.stop();
-  await db?.close();
-  fs.rmSync(dir, { recursive: true, force: true });
 });
 
-async function minutes(n: number) {
-  for (let i = 0; i < n; i++) {
-    clock += MIN;
-    await pipeline.runTradeCycle();
-  }
-}
+const minutes = (n: number) => w.minutes(pipeline, n);
 
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /** The list, and every listed certificate's bytes as served. */
 async function certificates(pair: string): Promise<Map<string, string>> {
-  const list = await api.get(`/v1/certificates/${pair}?start=${day(clock - 86_400_000)}&end=${day(clock)}&limit=1000`, api.keys.enterprise);
+  const list = await api.get(`/v1/certificates/${pair}?start=${day(w.clock - 86_400_000)}&end=${day(w.clock)}&limit=1000`, api.keys.enterprise);
   expect(list.status).toBe(200);
   const out = new Map<string, string>();
   for (const c of list.body.certificates as { timestamp: string; certificate_url: string }[]) {
@@ -63,19 +43,19 @@ async function certificates(pair: string): Promise<Map<string, string>> {
 /** The BTCNGN 5-minute candle now in the database, beside what the venues have served. */
 async function candleVsServed(bucket: number) {
   const served = ['luno', 'quidax'].flatMap((v) =>
-    sim.served(v, 'BTCNGN').map((t) => ({ time: new Date(t.time), exchange: v, pair: 'BTCNGN', tradeId: t.id, price: t.price, amount: t.amount, side: t.side })),
+    w.sim.served(v, 'BTCNGN').map((t) => ({ time: new Date(t.time), exchange: v, pair: 'BTCNGN', tradeId: t.id, price: t.price, amount: t.amount, side: t.side })),
   );
   const expected = ref.candles(served, '5m').find((c) => c.bucket === bucket)!;
-  const [row] = await db.sql<{ vwap: string; trades: string }[]>`SELECT vwap, trades FROM candles WHERE interval = '5m' AND pair = 'BTCNGN' AND bucket = ${new Date(bucket)}`;
+  const [row] = await w.db.sql<{ vwap: string; trades: string }[]>`SELECT vwap, trades FROM candles WHERE interval = '5m' AND pair = 'BTCNGN' AND bucket = ${new Date(bucket)}`;
   return { row: row!, expected };
 }
 
 describe('settlement', () => {
   it('certifies each bucket once every venue has collected past its end, and never before', async () => {
     await minutes(12);
-    const [settled] = await db.sql<{ settled_through: Date }[]>`SELECT settled_through FROM pair_settlement WHERE pair = 'BTCNGN'`;
+    const [settled] = await w.db.sql<{ settled_through: Date }[]>`SELECT settled_through FROM pair_settlement WHERE pair = 'BTCNGN'`;
     // every venue is caught up: the bucket that ended before the last cycle is settled, not the open one
-    expect(settled!.settled_through.getTime()).toBe(Math.floor((clock - 5_000) / BUCKET) * BUCKET);
+    expect(settled!.settled_through.getTime()).toBe(Math.floor((w.clock - 5_000) / BUCKET) * BUCKET);
     const certs = await certificates('BTCNGN');
     expect(certs.size).toBeGreaterThan(0);
     for (const [time, text] of certs) {
@@ -88,8 +68,8 @@ describe('settlement', () => {
 
   it('settles by the lag when a venue falls behind, and keeps certificates byte for byte when its trades arrive late', async () => {
     const before = await certificates('BTCNGN');
-    sim.setFault('quidax', { kind: 'server_error' });
-    const outageStart = clock;
+    w.sim.setFault('quidax', { kind: 'server_error' });
+    const outageStart = w.clock;
     await minutes(LAG_SECONDS / 60 + 12);
     // buckets in the outage settled after the lag, certified from luno alone
     const during = await certificates('BTCNGN');
@@ -99,10 +79,10 @@ describe('settlement', () => {
     for (const [t, text] of before) expect(during.get(t), t).toBe(text);
 
     // quidax is back (after its backoff pause): its trades for those settled buckets arrive now
-    sim.setFault('quidax', null);
+    w.sim.setFault('quidax', null);
     for (let i = 0; i < 12; i++) {
       await minutes(1);
-      const [h] = await db.sql<{ failures: number }[]>`SELECT max(consecutive_failures) AS failures FROM venue_health WHERE exchange = 'quidax'`;
+      const [h] = await w.db.sql<{ failures: number }[]>`SELECT max(consecutive_failures) AS failures FROM venue_health WHERE exchange = 'quidax'`;
       if (h!.failures === 0) break;
     }
     const after = await certificates('BTCNGN');
@@ -120,7 +100,7 @@ describe('settlement', () => {
     expect(corrected).toBeGreaterThan(0);
 
     // ... and counted, for operators
-    const [late] = await db.sql<{ n: number }[]>`SELECT coalesce(sum(trades), 0)::int AS n FROM late_trades WHERE exchange = 'quidax' AND pair = 'BTCNGN'`;
+    const [late] = await w.db.sql<{ n: number }[]>`SELECT coalesce(sum(trades), 0)::int AS n FROM late_trades WHERE exchange = 'quidax' AND pair = 'BTCNGN'`;
     expect(late!.n).toBeGreaterThan(0);
     const status = await api.get('/v1/status', api.keys.free);
     expect(status.body.pairs.BTCNGN.late_trades_24h).toBe(late!.n);
@@ -128,7 +108,7 @@ describe('settlement', () => {
   });
 
   it('refuses to change or delete an issued certificate, even from SQL', async () => {
-    await expect(db.sql`UPDATE certificates SET rate = rate * 2`).rejects.toThrow(/append-only/);
-    await expect(db.sql`DELETE FROM certificates`).rejects.toThrow(/append-only/);
+    await expect(w.db.sql`UPDATE certificates SET rate = rate * 2`).rejects.toThrow(/append-only/);
+    await expect(w.db.sql`DELETE FROM certificates`).rejects.toThrow(/append-only/);
   });
 });

@@ -1,15 +1,19 @@
 // The pipeline as the settlement tests run it: real ccxt against the simulated market, unpaced,
 // on the test's clock, with short timeouts and retries, certifying settled buckets with a signer
-// kept in `dir` (as make demo does: simulated, labelled so).
+// kept in `dir` (as make demo does: simulated, labelled so). And the world such a test file runs
+// in: the simulated market, a database and that directory, on a clock the file moves.
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { issueCertificates } from '../../api/certificates/issue.js';
 import { createSigner } from '../../api/certificates/signer.js';
 import { loadConfig } from '../../lib/config.js';
 import type { Database } from '../../lib/db/connect.js';
 import { Pipeline } from '../../pipeline/runner.js';
-import type { SimMarket } from '../../pipeline/sim/index.js';
+import { startSimMarket, type SimMarket } from '../../pipeline/sim/index.js';
 import { venues } from '../../pipeline/venues/index.js';
-import { testLog } from './db.js';
+import { openTestDatabase, testLog } from './db.js';
 
 export interface SimPipelineOptions {
   readonly sim: SimMarket;
@@ -37,4 +41,51 @@ export function certifyingSimPipeline(o: SimPipelineOptions): Pipeline {
     retryDelaysMs: o.retryDelaysMs ?? [5],
     certify: (ranges) => issueCertificates(o.db.sql, ranges, { signer, issuerUrl: 'https://afrates.test', market: 'simulated', now: () => new Date(o.now()) }),
   });
+}
+
+const MIN = 60_000;
+
+/**
+ * One test file's simulated market (its venues' history from `start - historyMs`), database and
+ * signing-key directory, on a clock the file moves (`clock`). Opened before the file's tests (its
+ * own beforeAll hooks run after, with all of it there) and closed after them, with every pipeline
+ * made by pipeline().
+ */
+export class SimWorld {
+  clock: number;
+  sim!: SimMarket;
+  db!: Database;
+  readonly dir: string;
+  readonly now = (): number => this.clock;
+  private readonly pipelines: Pipeline[] = [];
+
+  constructor(o: { seed: number; start: number; historyMs: number }) {
+    this.clock = o.start;
+    this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-world-'));
+    beforeAll(async () => {
+      this.sim = await startSimMarket({ seed: o.seed, now: this.now, historyStart: o.start - o.historyMs });
+      this.db = await openTestDatabase();
+    });
+    afterAll(async () => {
+      for (const p of this.pipelines) await p.stop();
+      await this.sim?.stop();
+      await this.db?.close();
+      fs.rmSync(this.dir, { recursive: true, force: true });
+    });
+  }
+
+  /** A certifying pipeline (certifyingSimPipeline) in this world, stopped after the file. */
+  pipeline(o: Pick<SimPipelineOptions, 'env' | 'retryDelaysMs'> = {}): Pipeline {
+    const p = certifyingSimPipeline({ sim: this.sim, db: this.db, now: this.now, dir: this.dir, ...o });
+    this.pipelines.push(p);
+    return p;
+  }
+
+  /** Moves the clock a minute at a time, `n` times, with one trade cycle of `pipeline` after each. */
+  async minutes(pipeline: Pipeline, n: number): Promise<void> {
+    for (let i = 0; i < n; i++) {
+      this.clock += MIN;
+      await pipeline.runTradeCycle();
+    }
+  }
 }
