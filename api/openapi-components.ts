@@ -26,7 +26,11 @@ export const HEADERS = {
   'X-RateLimit-Remaining': { description: 'Requests left in the current window (as X-RateLimit-Limit).', schema: INT },
   'X-RateLimit-Reset': { description: 'When the current window ends, in Unix seconds (as X-RateLimit-Limit).', schema: INT },
   'RateLimit-Policy': { description: 'IETF draft form of the windows, e.g. `"minute";q=30;w=60, "month";q=25000;w=2592000` (as X-RateLimit-Limit).', schema: STR },
-  RateLimit: { description: 'IETF draft form of what is left, e.g. `"minute";r=29;t=42, "month";r=24990;t=1209600` (as X-RateLimit-Limit).', schema: STR },
+  RateLimit: {
+    description:
+      'IETF draft form of what is left, e.g. `"minute";r=29;t=42, "month";r=24990;t=1209600` (as X-RateLimit-Limit). On a 429 its first entry names the window that refused: `"minute"` (wait until X-RateLimit-Reset), `"month"`, or `"streams"` (a stream cap: close an open stream; waiting alone does not help).',
+    schema: STR,
+  },
   'X-Quota-Limit': { description: 'Requests allowed this calendar month (UTC), with X-RateLimit-Limit where a monthly quota applies (every tier but Enterprise).', schema: INT },
   'X-Quota-Remaining': { description: 'Requests left this calendar month (as X-Quota-Limit).', schema: INT },
   'Retry-After': { required: true, description: 'Seconds to wait before retrying.', schema: INT },

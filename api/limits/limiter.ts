@@ -225,7 +225,7 @@ export class RateLimiter {
           'X-RateLimit-Reset': String(month.next / 1000),
           'X-Quota-Limit': String(rules.perMonth),
           'X-Quota-Remaining': '0',
-          RateLimit: `${headers.RateLimit}, "month";r=0;t=${monthLeft}`,
+          RateLimit: `"month";r=0;t=${monthLeft}, ${headers.RateLimit}`, // the refusing window first
           'Retry-After': String(monthLeft),
         });
       }
