@@ -8,6 +8,8 @@
 //   drop, and commands fail at once until a new connection's ready check is answered (each
 //   attempt's check times out like any command). Without the drop, every request waited for its
 //   own timeouts (a minute's count and a month's: half a second) for as long as Redis hung.
+// A subscribed connection (revocations) sends no commands, so it would never see a hang: it pings
+// every few seconds, and a ping that times out drops it the same way (it then subscribes again).
 import { Command, Redis } from 'ioredis';
 import type { Logger } from '../lib/log.js';
 
@@ -25,6 +27,18 @@ class FailFastRedis extends Redis {
     });
     return sent;
   }
+}
+
+/** How often a subscribed connection checks that Redis still answers it. */
+const SUBSCRIBER_PING_MS = 5_000;
+
+/** A connection for SUBSCRIBE, with `redis`'s settings, that notices a hang by pinging. */
+export function subscriberOf(redis: Redis): Redis {
+  const subscriber = new FailFastRedis(redis.options);
+  const pinging = setInterval(() => void subscriber.ping().catch(() => undefined), SUBSCRIBER_PING_MS);
+  pinging.unref();
+  subscriber.once('end', () => clearInterval(pinging));
+  return subscriber;
 }
 
 export function connectRedis(url: string, log: Logger): Redis {

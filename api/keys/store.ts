@@ -10,6 +10,7 @@ import type { Redis } from 'ioredis';
 import type postgres from 'postgres';
 import type { Sql } from '../../lib/db/connect.js';
 import type { Customer } from '../context.js';
+import { subscriberOf } from '../redis.js';
 import type { Tier } from '../tiers.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -94,7 +95,7 @@ export class KeyStore {
     private readonly now: () => number = Date.now,
     private readonly namespace = 'afrates',
   ) {
-    this.revocations = redis ? redis.duplicate() : null;
+    this.revocations = redis ? subscriberOf(redis) : null;
     if (this.revocations) {
       const channel = `${namespace}:revoked`;
       this.revocations.on('error', () => undefined); // the shared connection reports Redis trouble

@@ -5,7 +5,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeyStore } from '../../api/keys/store.js';
+import { connectRedis } from '../../api/redis.js';
 import { startTestApi, type TestApi } from '../support/api.js';
+import { testLog } from '../support/db.js';
 
 const PORT = 20_000 + Math.floor(Math.random() * 10_000);
 let redis: ChildProcess;
@@ -137,4 +140,27 @@ describe('a Redis that hangs', () => {
     await new Promise((r) => setTimeout(r, 1_100));
     expect(await redisInHealth('ok')).toBe('ok');
   });
+
+  it('hears revocations made by other processes again after a failover', async () => {
+    // another API process: its own connections to Redis, its own cache of keys
+    const elsewhere = new KeyStore(t.db.sql, connectRedis(`redis://127.0.0.1:${link.port}`, testLog), Date.now, t.namespace);
+    try {
+      const key = await t.key('builder');
+      expect(await elsewhere.authenticate(key)).toMatchObject({ tier: 'builder' }); // cached there now
+      await new Promise((r) => setTimeout(r, 300)); // subscribed
+      link.cut();
+      // this process's connection finds the failover with its next command and reconnects
+      expect((await t.get('/v1/rates/live?pairs=BTCNGN', key)).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 1_100));
+      expect(await redisInHealth('ok')).toBe('ok');
+      // the other's subscribed connection sends nothing: it must find out too, and subscribe again
+      await new Promise((r) => setTimeout(r, 6_000));
+      const [row] = await t.db.sql<{ id: number }[]>`SELECT id::int FROM api_keys WHERE key_prefix = ${key.slice(0, 13)}`;
+      await t.api.deps.keys.revoke(row!.id);
+      // announced: dropped from the other's cache at once, not after its 60 s
+      await expect.poll(() => elsewhere.authenticate(key), { timeout: 2_000 }).toBeNull();
+    } finally {
+      await elsewhere.close();
+    }
+  }, 30_000);
 });
