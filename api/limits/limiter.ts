@@ -30,11 +30,35 @@ const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
 const FREE_KEY_ISSUES_PER_HOUR = 5;
 
+/** A month's counter outlives the month by a day (late requests of the month's last second). */
+const MONTH_KEY_GRACE_MS = 86_400_000;
+
+type Month = ReturnType<typeof monthOf>;
+
 function monthOf(now: number): { key: string; start: number; next: number } {
   const d = new Date(now);
   const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
   const next = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
   return { key: new Date(start).toISOString().slice(0, 7), start, next };
+}
+
+/**
+ * The 429 of a spent month. The month is the window that refuses: every header says when it
+ * renews, as Retry-After does (the contract tells clients to wait until X-RateLimit-Reset; the
+ * minute's would have them retry every minute until the 1st).
+ */
+function monthSpent(perMonth: number, month: Month, now: number, headers: Record<string, string>): ApiError {
+  const monthLeft = Math.ceil((month.next - now) / 1000);
+  return new ApiError(429, 'monthly_quota_exceeded', `Monthly quota of ${perMonth} requests used up; it renews on ${new Date(month.next).toISOString().slice(0, 10)}.`, {
+    ...headers,
+    'X-RateLimit-Limit': String(perMonth),
+    'X-RateLimit-Remaining': '0',
+    'X-RateLimit-Reset': String(month.next / 1000),
+    'X-Quota-Limit': String(perMonth),
+    'X-Quota-Remaining': '0',
+    RateLimit: `"month";r=0;t=${monthLeft}, ${headers.RateLimit}`, // the refusing window first
+    'Retry-After': String(monthLeft),
+  });
 }
 
 export class RateLimiter {
@@ -201,6 +225,8 @@ export class RateLimiter {
       RateLimit: `"minute";r=${Math.max(0, rules.perMinute - used)};t=${secondsLeft}`,
     };
     if (used > rules.perMinute) {
+      // a spent month outranks the minute: past the minute's limit its refusal still says the 1st
+      if (rules.perMonth !== null && (await this.usedThisMonth(subject.id, month)) >= rules.perMonth) throw monthSpent(rules.perMonth, month, now, headers);
       throw new ApiError(429, 'rate_limit_exceeded', `Rate limit of ${rules.perMinute} requests per minute exceeded; retry after ${secondsLeft} s.`, {
         ...headers,
         'Retry-After': String(secondsLeft),
@@ -209,27 +235,13 @@ export class RateLimiter {
 
     if (rules.perMonth !== null) {
       const entry = `${subject.id}|${month.key}`;
-      const key = `${this.namespace}:month:${subject.id}:${month.key}`;
-      const expiresAt = month.next + 86_400_000;
+      const key = this.monthKey(subject.id, month);
+      const expiresAt = month.next + MONTH_KEY_GRACE_MS;
       await this.restoreOnce(entry, key, subject.id, month.key, expiresAt);
       const usedThisMonth = await this.count(key, expiresAt, () => this.recoverMonth(entry, key, subject.id, month.key, expiresAt));
-      const monthLeft = Math.ceil((month.next - now) / 1000);
-      if (usedThisMonth > rules.perMonth) {
-        // the month is the window that refuses: every header says when it renews, as Retry-After
-        // does (the contract tells clients to wait until X-RateLimit-Reset; the minute's would have
-        // them retry every minute until the 1st)
-        throw new ApiError(429, 'monthly_quota_exceeded', `Monthly quota of ${rules.perMonth} requests used up; it renews on ${new Date(month.next).toISOString().slice(0, 10)}.`, {
-          ...headers,
-          'X-RateLimit-Limit': String(rules.perMonth),
-          'X-RateLimit-Remaining': '0',
-          'X-RateLimit-Reset': String(month.next / 1000),
-          'X-Quota-Limit': String(rules.perMonth),
-          'X-Quota-Remaining': '0',
-          RateLimit: `"month";r=0;t=${monthLeft}, ${headers.RateLimit}`, // the refusing window first
-          'Retry-After': String(monthLeft),
-        });
-      }
+      if (usedThisMonth > rules.perMonth) throw monthSpent(rules.perMonth, month, now, headers);
       this.unflushed.set(entry, (this.unflushed.get(entry) ?? 0) + 1);
+      const monthLeft = Math.ceil((month.next - now) / 1000);
       headers['X-Quota-Limit'] = String(rules.perMonth);
       headers['X-Quota-Remaining'] = String(rules.perMonth - usedThisMonth);
       headers.RateLimit += `, "month";r=${rules.perMonth - usedThisMonth};t=${monthLeft}`;
@@ -239,6 +251,18 @@ export class RateLimiter {
       this.unflushedDaily.set(entry, (this.unflushedDaily.get(entry) ?? 0) + 1);
     }
     return { headers };
+  }
+
+  private monthKey(customer: string, month: Month): string {
+    return `${this.namespace}:month:${customer}:${month.key}`;
+  }
+
+  /** The month's count as it stands, this request not counted (the larger of memory and Redis). */
+  private async usedThisMonth(customer: string, month: Month): Promise<number> {
+    const key = this.monthKey(customer, month);
+    await this.restoreOnce(`${customer}|${month.key}`, key, customer, month.key, month.next + MONTH_KEY_GRACE_MS);
+    const shared = this.shared ? await this.shared.get(key).catch(() => 0) : 0;
+    return Math.max(this.local.get(key), shared);
   }
 
   /**

@@ -83,6 +83,21 @@ describe('per-minute limit', () => {
     expect(res.headers.get('x-quota-remaining')).toBe('0');
     expect(res.headers.get('ratelimit')).toMatch(new RegExp(`^"month";r=0;t=${res.headers.get('retry-after')}`)); // the refusing window first
   });
+
+  it('keeps saying the month is used up past the minute\'s limit (not "retry in a minute")', async () => {
+    const key = await t.key('free');
+    const [row] = await t.db.sql`SELECT id FROM api_keys ORDER BY id DESC LIMIT 1`;
+    await t.db.sql`INSERT INTO api_usage (customer, month, requests) VALUES (${`key:${row!.id}`}, '2026-11-01', 5000)`;
+    // a client that ignores Retry-After for a while: the minute's 10 go by
+    const answers = [];
+    for (let i = 0; i < 14; i++) answers.push(await t.get('/v1/pairs', key));
+    for (const res of answers) {
+      expect(res.status).toBe(429);
+      expect(res.body.error).toBe('monthly_quota_exceeded');
+      expect(Number(res.headers.get('x-ratelimit-reset'))).toBe(Date.UTC(2026, 11, 1) / 1000);
+      expect(Number(res.headers.get('retry-after'))).toBe((Date.UTC(2026, 11, 1) - clock) / 1000);
+    }
+  });
 });
 
 describe('monthly usage', () => {
