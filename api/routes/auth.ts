@@ -13,7 +13,8 @@ const body = {
   additionalProperties: false,
   properties: {
     email: { type: 'string', format: 'email', maxLength: 254 },
-    customer_name: { type: 'string', minLength: 1, maxLength: 200 },
+    // any script, no control characters (PostgreSQL refuses NUL: it was a 500), no blank edges
+    customer_name: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^\\p{Cc}\\s]([^\\p{Cc}]*[^\\p{Cc}\\s])?$', description: 'name without control characters or blank edges, e.g. Ọlá Foods' },
   },
 } as const;
 

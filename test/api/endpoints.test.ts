@@ -48,7 +48,7 @@ describe('authentication', () => {
   });
 
   it('issues a free key once per email, usable at once, shown only in that response', async () => {
-    const res = await t.post('/v1/auth/free-key', { email: 'new@example.test', customer_name: 'New Co' });
+    const res = await t.post('/v1/auth/free-key', { email: 'new@example.test', customer_name: 'Ọlá Foods' }); // any script
     expectShape(res, '/v1/auth/free-key', 201);
     expect(res.body).toMatchObject({ tier: 'free', monthly_quota: 5000 });
     expect((await t.get('/v1/pairs', res.body.api_key)).status).toBe(200);
