@@ -90,7 +90,7 @@ export const MARKETS_RESPONSE = {
 
 export const CANDLE = {
   type: 'object',
-  required: ['time', 'pair', 'open', 'high', 'low', 'close', 'vwap', 'total_volume', 'verification'],
+  required: ['time', 'pair', 'open', 'high', 'low', 'close', 'vwap', 'total_volume', 'settled', 'verification'],
   additionalProperties: false,
   properties: {
     time: TIMESTAMP,
@@ -101,6 +101,11 @@ export const CANDLE = {
     close: NUM,
     vwap: NUM_OR_NULL,
     total_volume: NUM,
+    settled: {
+      type: 'boolean',
+      description:
+        'true once every venue has reported past the end of the candle (or the settlement lag has passed): it is certified, and changes afterwards only by late trades (GET /v1/status counts them). false: the candle may still change (the open bucket, or one just closed).',
+    },
     verification: {
       type: 'object',
       required: ['status', 'data_quality'],

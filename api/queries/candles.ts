@@ -22,6 +22,8 @@ export interface PageRow {
   venue_min: string | null;
   venue_max: string | null;
   venue_mean: string | null;
+  /** The whole bucket is settled (certified; it changes only by late trades). */
+  settled: boolean;
 }
 
 export interface CandlePageQuery {

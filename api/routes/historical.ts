@@ -99,6 +99,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
         close: numeric(c.close),
         vwap: num(c.vwap),
         total_volume: numeric(c.volume),
+        settled: c.settled,
         verification: verification(c, pair.quote, full),
       })),
       meta: {

@@ -106,11 +106,15 @@ END $fn$;
 
 -- candle_page: the same candles, shaped for the wire, beside how their venues' VWAPs in the bucket
 -- spread (how many, lowest, highest, mean: the inputs of the verification rules in
--- api/verification.ts). The timestamp comes already written as the contract writes it (buckets
--- start on whole minutes: no fraction).
+-- api/verification.ts), and whether the candle is settled: its whole bucket lies at or before the
+-- pair's settled_through (pair_settlement), so it is certified and changes only by late trades.
+-- Unsettled candles (the open bucket, and closed ones some venue has not reported past yet) may
+-- still change. The timestamp comes already written as the contract writes it (buckets start on
+-- whole minutes: no fraction).
 CREATE FUNCTION candle_page(p_interval text, p_pair text, p_from timestamptz, p_to timestamptz, p_limit integer)
 RETURNS TABLE (t text, open numeric, high numeric, low numeric, close numeric, vwap numeric, volume numeric,
-               synthetic numeric, venues integer, venue_min numeric, venue_max numeric, venue_mean numeric)
+               synthetic numeric, venues integer, venue_min numeric, venue_max numeric, venue_mean numeric,
+               settled boolean)
 LANGUAGE plpgsql STABLE
 SET enable_nestloop = off
 SET jit = off
@@ -118,6 +122,9 @@ AS $fn$
 DECLARE
   v_base text;
   v_quote text;
+  v_width interval := CASE p_interval WHEN '5m' THEN INTERVAL '5 minutes' WHEN '1h' THEN INTERVAL '1 hour' ELSE INTERVAL '1 day' END;
+  -- the last bucket start whose whole bucket is settled (NULL: nothing settled yet)
+  v_settled_from timestamptz;
   -- how the page's venues spread per bucket: read from venue_spread_5m for 5m; for 1h and 1d each
   -- venue's VWAP over the bucket is combined from its 5-minute rows (sum pv / sum volume) first
   v_spread text := CASE p_interval
@@ -138,13 +145,14 @@ BEGIN
   IF NOT FOUND THEN
     RETURN;
   END IF;
+  SELECT ps.settled_through - v_width INTO v_settled_from FROM pair_settlement ps WHERE ps.pair = p_pair;
   RETURN QUERY EXECUTE $q$SELECT to_char(r.bucket AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"'),
          r.open, r.high, r.low, r.close, r.vwap, r.volume, r.usd_price * r.units_per_usd,
-         coalesce(s.n, 0), s.lo, s.hi, s.mean
+         coalesce(s.n, 0), s.lo, s.hi, s.mean, coalesce(r.bucket <= $11, false)
   FROM ($q$ || synthetic_candles_sql(p_interval) || ') r LEFT JOIN (' || v_spread || ') s ON s.bucket = r.bucket
   ORDER BY r.bucket'
   USING p_interval, p_pair, p_from, p_to, p_limit,
         CASE WHEN v_base IN ('USDT', 'USDC') THEN NULL ELSE v_base || 'USDT' END, v_base, v_quote,
         candles_until(p_interval, p_pair, p_from, p_to, p_limit),
-        CASE p_interval WHEN '1h' THEN INTERVAL '1 hour' ELSE INTERVAL '1 day' END;
+        v_width, v_settled_from;
 END $fn$;

@@ -107,6 +107,40 @@ describe('settlement', () => {
     expect(status.body.pairs.BTCNGN.settled_through).toMatch(/\+00:00$/);
   });
 
+  it('marks a candle settled only once every venue has reported past it: the one served before is the one that changes', async () => {
+    const candleAt = async (bucket: number) => {
+      const res = await api.get(`/v1/rates/historical?pair=BTCNGN&interval=5m&start=${day(bucket)}&end=${day(bucket)}&limit=500`, api.keys.builder);
+      expect(res.status).toBe(200);
+      return (res.body.data as { time: string; vwap: number; total_volume: number; settled: boolean }[]).find((c) => Date.parse(c.time.replace('+00:00', 'Z')) === bucket);
+    };
+    // quidax fails from a bucket's start until luno has reported past its end
+    while (w.clock % BUCKET !== 0) await minutes(1);
+    const bucket = w.clock;
+    w.sim.setFault('quidax', { kind: 'server_error' });
+    await minutes(6);
+    const early = await candleAt(bucket);
+    expect(early, 'served once luno reported past its end').toBeDefined();
+    expect(early!.settled).toBe(false);
+    w.sim.setFault('quidax', null);
+    for (let i = 0; i < 12 && !(await candleAt(bucket))!.settled; i++) await minutes(1); // past quidax's backoff
+    const settled = (await candleAt(bucket))!;
+    expect(settled.settled).toBe(true);
+    expect(settled.total_volume).toBeGreaterThan(early!.total_volume); // quidax's trades came in after
+    // certified as settled: the certificate and the settled candle agree
+    const certs = await certificates('BTCNGN');
+    const cert = JSON.parse(certs.get(new Date(bucket).toISOString().replace('.000Z', '+00:00'))!);
+    expect(ref.closeTo(cert.data.rate, settled.vwap, 1e-9)).toBe(true);
+    // every candle of the day says so the same way: settled exactly up to settled_through
+    const [{ t } = { t: new Date(0) }] = await w.db.sql<{ t: Date }[]>`SELECT settled_through AS t FROM pair_settlement WHERE pair = 'BTCNGN'`;
+    for (const interval of ['5m', '1h'] as const) {
+      const width = interval === '5m' ? BUCKET : 60 * MIN;
+      const res = await api.get(`/v1/rates/historical?pair=BTCNGN&interval=${interval}&start=${day(w.clock)}&end=${day(w.clock)}&limit=500`, api.keys.builder);
+      const data = res.body.data as { time: string; settled: boolean }[];
+      expect(data.some((c) => !c.settled), interval).toBe(true); // the open bucket at least
+      for (const c of data) expect(c.settled, `${interval} ${c.time}`).toBe(Date.parse(c.time.replace('+00:00', 'Z')) + width <= t.getTime());
+    }
+  });
+
   it('refuses to change or delete an issued certificate, even from SQL', async () => {
     await expect(w.db.sql`UPDATE certificates SET rate = rate * 2`).rejects.toThrow(/append-only/);
     await expect(w.db.sql`DELETE FROM certificates`).rejects.toThrow(/append-only/);
