@@ -32,6 +32,9 @@ $$;
 -- pairs in the 24 hours before `at` (5-minute buckets starting in [at - 24 h, at)), each pair's
 -- quote volume sum(price x amount) divided by USD/QUOTE at `at`.
 -- components: pair -> {price: the pair's newest 5-minute VWAP, weight: its share of the volume}.
+-- Unknown (NULL value, no components) when the 24 hours reach back before the first candle of
+-- all: a service that has collected for two hours knows two hours' volume, not a day's (on a
+-- fresh start the value 24 hours earlier was a few minutes' volume, and change_pct_24h +4,000 %).
 DROP FUNCTION IF EXISTS index_acli(timestamptz);
 CREATE FUNCTION index_acli(p_at timestamptz, OUT value numeric, OUT components jsonb)
 LANGUAGE sql STABLE AS $$
@@ -41,6 +44,7 @@ LANGUAGE sql STABLE AS $$
     FROM candles c
     JOIN pairs p ON p.pair = c.pair AND p.visibility = 'public'
     WHERE c.interval = '5m' AND c.bucket >= p_at - INTERVAL '24 hours' AND c.bucket < p_at
+      AND p_at - INTERVAL '24 hours' >= (SELECT f.bucket FROM candles_5m f ORDER BY f.bucket LIMIT 1)
     GROUP BY c.pair, p.quote
   ),
   total AS (SELECT sum(usd_volume) AS usd_volume FROM per_pair)

@@ -343,4 +343,11 @@ describe('indices', () => {
     expect(ref.closeTo(row!.value, total)).toBe(true);
     for (const [pair, v] of usd) expect(ref.closeTo(row!.components[pair].weight, v / total, 1e-8)).toBe(true);
   });
+
+  it('ACLI is unknown (null) where its 24 hours reach back before the first data: a part of a day is not a day', async () => {
+    const [early] = await db.sql`SELECT * FROM index_acli(${new Date(start.getTime() + 23 * 3_600_000)})`;
+    expect(early!.value).toBeNull();
+    const [whole] = await db.sql`SELECT * FROM index_acli(${new Date(start.getTime() + 24 * 3_600_000)})`;
+    expect(Number(whole!.value)).toBeGreaterThan(0);
+  });
 });
