@@ -27,9 +27,15 @@ const config = loadConfig({ ...env, SIM_URL: sim.url });
 const log = createLogger(config.logLevel, { market: 'simulated' });
 log.warn({ sim: sim.url, replay: replay ?? null, varDir: config.varDir }, 'DEMO: serving a SIMULATED market, not real prices');
 
-/** The FX sources' hourly reports over the history: the real endpoints have no history to fetch. */
-function fxHistory(market: SimMarket): FxRow[] {
-  return market.fxHistory(historyStart - 2 * HOUR_MS, Date.now(), HOUR_MS).flatMap((report) =>
+/**
+ * The FX sources' hourly reports over the history (the real endpoints have no history to fetch),
+ * after `newest`, the newest observation an earlier run stored. Reports are timed from this run's
+ * start: at other minutes of hours already recorded they changed the rate in force for those hours,
+ * and every synthetic price and status of them (candles then disagreed with their certificates).
+ */
+function fxHistory(market: SimMarket, newest: Date | null): FxRow[] {
+  const from = Math.max(historyStart - 2 * HOUR_MS, newest ? newest.getTime() + HOUR_MS : -Infinity);
+  return market.fxHistory(from, Date.now(), HOUR_MS).flatMap((report) =>
     FX_CURRENCIES.filter((c) => report.rates[c] !== undefined).map((currency) => ({
       time: new Date(report.observedAt),
       currency,
@@ -59,7 +65,10 @@ fail = stopFailed;
 const { db, pipeline } = service;
 if (pipeline) {
   // history for the candles, premium, indices and certificates before the live cycles begin
-  if (!replay) await insertFxRates(db.sql, fxHistory(sim));
+  if (!replay) {
+    const [{ newest } = { newest: null }] = await db.sql<{ newest: Date | null }[]>`SELECT max(time) AS newest FROM fx_rates`;
+    await insertFxRates(db.sql, fxHistory(sim, newest));
+  }
   log.info({ hours }, 'demo: backfilling simulated history');
   await backfill(pipeline, db.sql, log, { from: new Date(historyStart), to: new Date() }).catch((err) =>
     log.warn({ err: (err as Error).message }, 'demo backfill stopped'),
