@@ -41,7 +41,7 @@ export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { s
     keys: new KeyStore(sql, redis, opts.now, opts.namespace),
     limiter: new RateLimiter(sql, redis, log, opts.now, opts.namespace),
     snapshot,
-    metrics: new RequestMetrics(),
+    metrics: new RequestMetrics(sql, log),
     signer,
     liveJson: new LiveJsonCache(snapshot, signer),
     startedAt: new Date(),
@@ -100,6 +100,7 @@ export async function startApi(deps: AppDeps, host = deps.config.host, port = de
     server.listen(port, host, () => resolve());
   });
   deps.limiter.startFlushing();
+  deps.metrics.startFlushing();
   const { port: actual } = server.address() as AddressInfo;
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${actual}`;
   deps.log.info({ url }, 'API listening');
@@ -119,6 +120,7 @@ export async function startApi(deps: AppDeps, host = deps.config.host, port = de
         setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
       });
       await deps.limiter.close();
+      await deps.metrics.close();
       await deps.keys.close();
       deps.snapshot.stop();
       if (deps.redis) deps.redis.disconnect();

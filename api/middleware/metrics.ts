@@ -1,44 +1,117 @@
-// Request counts, errors and latency over the last 24 hours, by minute, for GET /v1/health, and one
-// access log line per request (no key, no query values that could hold one).
+// Request counts, errors and latency over the last 24 hours, for GET /v1/health, and one access log
+// line per request (no key, no query values that could hold one). The figures are the service's,
+// not this process's: each process counts by minute in memory and adds its counts to
+// api_request_minutes every few seconds, at every health reading and at shutdown; health sums the
+// table and what is not in it yet. Kept in memory alone they restarted from 0 with every deploy or
+// crash, and each API process reported its own share.
 import type Koa from 'koa';
+import type { Sql } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
 import type { AppState } from '../context.js';
 
-const MINUTES = 24 * 60;
+const MINUTE_MS = 60_000;
+const DAY_MS = 86_400_000;
+
+interface Counts {
+  requests: number;
+  errors: number;
+  latencyMs: number;
+}
+
+export type MetricsSummary = {
+  requests_24h: number;
+  avg_latency_ms: number;
+  error_rate: number;
+};
 
 export class RequestMetrics {
-  private readonly slots = new Map<number, { requests: number; errors: number; latencyMs: number }>();
+  /** minute (ms) -> counted here and not yet added to api_request_minutes */
+  private pending = new Map<number, Counts>();
+  /** The table's sums over the last 24 hours at the last reading, and when that was. */
+  private stored: { counts: Counts; at: number } | null = null;
+  private flushTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly log: Logger,
+  ) {}
 
   record(latencyMs: number, status: number, now = Date.now()): void {
-    const minute = Math.floor(now / 60_000);
-    const slot = this.slots.get(minute) ?? { requests: 0, errors: 0, latencyMs: 0 };
-    slot.requests += 1;
-    slot.latencyMs += latencyMs;
-    if (status >= 500) slot.errors += 1;
-    this.slots.set(minute, slot);
-    if (this.slots.size > MINUTES + 5) {
-      for (const m of this.slots.keys()) if (m <= minute - MINUTES) this.slots.delete(m);
-    }
+    const minute = Math.floor(now / MINUTE_MS) * MINUTE_MS;
+    this.add(minute, { requests: 1, errors: status >= 500 ? 1 : 0, latencyMs });
   }
 
-  /** requests_24h, avg_latency_ms, error_rate (5xx share) over the last 24 hours. */
-  summary(now = Date.now()): { requests_24h: number; avg_latency_ms: number; error_rate: number } {
-    const since = Math.floor(now / 60_000) - MINUTES;
-    let requests = 0;
-    let errors = 0;
-    let latency = 0;
-    for (const [minute, s] of this.slots) {
-      if (minute <= since) continue;
-      requests += s.requests;
-      errors += s.errors;
-      latency += s.latencyMs;
+  /** Starts adding this process's counts to the table every `seconds`. */
+  startFlushing(seconds = 5): void {
+    this.flushTimer = setInterval(() => void this.flush().catch((err) => this.log.warn({ err: (err as Error).message }, 'request metrics not written')), seconds * 1000);
+    this.flushTimer.unref();
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.flushTimer);
+    await this.flush().catch((err) => this.log.warn({ err: (err as Error).message }, 'request metrics not written at shutdown'));
+  }
+
+  /** Adds what was counted here to api_request_minutes (kept for the next try if that fails). */
+  async flush(now = Date.now()): Promise<void> {
+    if (this.pending.size === 0) return;
+    const batch = this.pending;
+    this.pending = new Map();
+    const minutes = [...batch.keys()].map((m) => new Date(m).toISOString());
+    const counts = [...batch.values()];
+    try {
+      await this.sql`
+        INSERT INTO api_request_minutes (minute, requests, errors, latency_ms)
+        SELECT * FROM unnest(${minutes}::timestamptz[], ${counts.map((c) => c.requests)}::bigint[],
+                             ${counts.map((c) => c.errors)}::bigint[], ${counts.map((c) => c.latencyMs)}::float8[])
+        ON CONFLICT (minute) DO UPDATE SET requests = api_request_minutes.requests + excluded.requests,
+          errors = api_request_minutes.errors + excluded.errors, latency_ms = api_request_minutes.latency_ms + excluded.latency_ms`;
+    } catch (err) {
+      for (const [minute, c] of batch) this.add(minute, c);
+      throw err;
     }
+    // in the table now, and not in the last reading of it
+    if (this.stored) for (const c of counts) add(this.stored.counts, c);
+    await this.sql`DELETE FROM api_request_minutes WHERE minute < ${new Date(now - DAY_MS - 3_600_000)}`;
+  }
+
+  /**
+   * Flushes, then reads the table's sums over the last 24 hours (health calls this at most once a
+   * second). What is counted after the flush is added by summary(): nothing is counted twice.
+   */
+  async read(now = Date.now()): Promise<void> {
+    await this.flush(now);
+    const [row] = await this.sql<{ requests: string | null; errors: string | null; latency_ms: number | null }[]>`
+      SELECT sum(requests)::text AS requests, sum(errors)::text AS errors, sum(latency_ms) AS latency_ms
+      FROM api_request_minutes WHERE minute > ${new Date(now - DAY_MS)}`;
+    this.stored = { counts: { requests: Number(row?.requests ?? 0), errors: Number(row?.errors ?? 0), latencyMs: Number(row?.latency_ms ?? 0) }, at: now };
+  }
+
+  /**
+   * requests_24h, avg_latency_ms, error_rate (5xx share) over the last 24 hours: the last reading of
+   * the table and what this process counted since. The database unreachable: the last reading.
+   */
+  summary(now = Date.now()): MetricsSummary {
+    const total: Counts = { ...(this.stored?.counts ?? { requests: 0, errors: 0, latencyMs: 0 }) };
+    for (const [minute, c] of this.pending) if (minute > now - DAY_MS) add(total, c);
     return {
-      requests_24h: requests,
-      avg_latency_ms: requests ? Math.round((latency / requests) * 100) / 100 : 0,
-      error_rate: requests ? Math.round((errors / requests) * 10_000) / 10_000 : 0,
+      requests_24h: total.requests,
+      avg_latency_ms: total.requests ? Math.round((total.latencyMs / total.requests) * 100) / 100 : 0,
+      error_rate: total.requests ? Math.round((total.errors / total.requests) * 10_000) / 10_000 : 0,
     };
   }
+
+  private add(minute: number, c: Counts): void {
+    const slot = this.pending.get(minute);
+    if (slot) add(slot, c);
+    else this.pending.set(minute, { ...c });
+  }
+}
+
+function add(to: Counts, c: Counts): void {
+  to.requests += c.requests;
+  to.errors += c.errors;
+  to.latencyMs += c.latencyMs;
 }
 
 /** Counts an answered request and writes its access log line. */

@@ -43,6 +43,9 @@ async function read(deps: AppDeps): Promise<Reading> {
   } catch {
     state = undefined; // database unreachable: reported, not thrown
   }
+  // the service's request figures: this process's counts written, the table's sums read (its last
+  // reading stands when the database is unreachable)
+  await within(2_000, deps.metrics.read()).catch(() => undefined);
   let redis: Reading['redis'] = 'disabled';
   if (deps.redis) redis = await within(1_000, deps.redis.ping()).then(() => 'ok' as const, () => 'error' as const);
   return { state, redis, at: Date.now() };

@@ -31,7 +31,8 @@ beforeAll(async () => {
     ctx.body = { n: 1n };
   });
   app.on('error', (err: unknown) => reported.push(err));
-  app.use(envelope({ metrics: new RequestMetrics(), log: testLog, deadlineMs: DEADLINE_MS, simulated: () => false }));
+  // never flushed here (no database): only the envelope is under test
+  app.use(envelope({ metrics: new RequestMetrics(undefined as never, testLog), log: testLog, deadlineMs: DEADLINE_MS, simulated: () => false }));
   app.use(router.routes());
   server = http.createServer(app.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
