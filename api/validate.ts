@@ -74,6 +74,8 @@ const parsedQueries = new WeakMap<object, Map<string, unknown>>();
 function readQuery(schema: ObjectSchema, query: Record<string, unknown>): unknown {
   const copy: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(query)) {
+    // named first: ?pair[]=X was answered "'pair' is required"
+    if (!Object.hasOwn(schema.properties, k) && (schema as { additionalProperties?: unknown }).additionalProperties === false) throw validationError(`unknown query parameter '${k.slice(0, 40)}'`);
     if (Array.isArray(v)) throw validationError(`query parameter '${k}' is given more than once`);
     plainNumber(schema, k, v);
     copy[k] = v;

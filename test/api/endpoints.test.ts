@@ -202,6 +202,10 @@ describe('GET /v1/rates/historical', () => {
     expectError(await t.get(`/v1/rates/historical?pair=BTCNGN&start=${daysAgo(45)}&end=${today()}`, free), 403, 'history_limit_exceeded');
     expect((await t.get(`/v1/rates/historical?pair=BTCNGN&start=${daysAgo(45)}&end=${today()}`, t.keys.builder)).status).toBe(200);
     expectError(await t.get(`/v1/rates/historical?pair=BTCNGN&start=${today()}&end=${today()}&limit=501`, free), 400, 'validation_error');
+    // a misspelt parameter is named, not reported as the missing one it stands for
+    const misspelt = await t.get(`/v1/rates/historical?pair%5B%5D=BTCNGN&start=${today()}&end=${today()}`, t.keys.enterprise);
+    expectError(misspelt, 400, 'validation_error');
+    expect(misspelt.body.message).toBe("unknown query parameter 'pair[]'");
     const def = await t.get(`/v1/rates/historical?pair=BTCNGN&start=${today()}&end=${today()}`, t.keys.enterprise);
     expect(def.body.meta).toMatchObject({ limit: 500, limit_max: 10000 });
   });
