@@ -22,14 +22,18 @@ export const operations: Operation[] = [
   { method: 'post', path: '/v1/auth/free-key', summary: 'Issue a free-tier API key (shown once)', tier: null, body, response: KEY_RESPONSE, status: 201, errors: ['conflict'] },
 ];
 
+const emailHasKey = () =>
+  new ApiError(409, 'conflict', 'This email already has an active free key; keys are shown only once. Sign in at /dashboard with it to rotate it or create another.');
+
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.post('/v1/auth/free-key', async (ctx: AppContext) => {
     const input = parseBody(body, (ctx.request as { body?: unknown }).body);
     await deps.limiter.consumeIssuance(ctx.ip);
-    if (await deps.keys.activeFreeKey(input.email)) {
-      throw new ApiError(409, 'conflict', 'This email already has an active free key; keys are shown only once. Sign in at /dashboard with it to rotate it or create another.');
-    }
-    const { apiKey } = await deps.keys.issue({ tier: 'free', customerName: input.customer_name ?? null, email: input.email });
+    if (await deps.keys.activeFreeKey(input.email)) throw emailHasKey();
+    // a concurrent request for the same email can win between the check and the issue (23505)
+    const { apiKey } = await deps.keys
+      .issue({ tier: 'free', customerName: input.customer_name ?? null, email: input.email })
+      .catch((err: { code?: string }) => Promise.reject(err?.code === '23505' ? emailHasKey() : err));
     const rules = TIER_RULES.free;
     ctx.status = 201;
     ctx.body = {

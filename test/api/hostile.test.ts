@@ -114,7 +114,19 @@ describe('generated hostile values, one parameter at a time', () => {
   }
 });
 
-describe('free text', () => {
+describe('free keys', () => {
+  it('issues one key when many ask at once for the same email, and tells every other why', async () => {
+    const op = operations.find((o) => o.path === '/v1/auth/free-key')!;
+    const answers = await Promise.all(Array.from({ length: 10 }, () => send(op, {}, {}, { email: 'same@example.test', customer_name: 'Same' })));
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(1);
+    for (const a of answers.filter((x) => x.status !== 201)) {
+      expect(a.status).toBe(409);
+      expect(a.body.message).toMatch(/already has an active free key/);
+    }
+    const [{ n } = { n: 0 }] = await t.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM api_keys WHERE lower(email) = 'same@example.test'`;
+    expect(n).toBe(1);
+  });
+
   it("refuses control characters in a free key's customer_name, naming the field (PostgreSQL refuses NUL: it was a 500)", async () => {
     const op = operations.find((o) => o.path === '/v1/auth/free-key')!;
     for (const name of ['a\u0000b', 'tab\there', ' padded']) {
