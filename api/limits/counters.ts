@@ -68,11 +68,6 @@ export class RedisCounters {
     return Number(count);
   }
 
-  /** The count of `key` (0 when absent). */
-  async get(key: string): Promise<number> {
-    return Number((await this.redis.get(key)) ?? 0);
-  }
-
   /** Sets `key` to `value` unless it exists. */
   async seed(key: string, value: number, expiresAt: number): Promise<void> {
     await this.redis.set(key, value, 'PX', this.ttl(expiresAt), 'NX');
