@@ -18,12 +18,19 @@ class FailFastRedis extends Redis {
   override sendCommand(command: Command, stream?: Parameters<Redis['sendCommand']>[1]): unknown {
     const sent = super.sendCommand(command, stream);
     const connection = this.stream;
+    const readBefore = connection?.bytesRead;
     command.promise.catch((err: Error) => {
+      if (err.message !== 'Command timed out') return;
+      // Timers run before the network is read: after a slow turn of the event loop (load, a GC
+      // pause) a reply already here is read only after its timeout fired. The next turn reads it;
+      // a connection that has still read nothing since the command was sent is hung.
       // Destroyed, not ended: an ended connection waits for the hung server to close its side,
       // which a paused server does only when it resumes and a dead link or a failed-over primary
       // never does (TCP gives up after many minutes); destroyed, it closes now and the client
       // reconnects as after a drop.
-      if (err.message === 'Command timed out' && connection === this.stream && !connection.destroyed) connection.destroy();
+      setImmediate(() => {
+        if (connection === this.stream && !connection.destroyed && connection.bytesRead === readBefore) connection.destroy();
+      });
     });
     return sent;
   }
@@ -32,13 +39,19 @@ class FailFastRedis extends Redis {
 /** How often a subscribed connection checks that Redis still answers it. */
 const SUBSCRIBER_PING_MS = 5_000;
 
-/** A connection for SUBSCRIBE, with `redis`'s settings, that notices a hang by pinging. */
+/** A connection for SUBSCRIBE that notices a hang by pinging (it sends nothing else). */
+class Subscriber extends FailFastRedis {
+  private readonly pinging = setInterval(() => void this.ping().catch(() => undefined), SUBSCRIBER_PING_MS).unref();
+
+  override disconnect(reconnect = false): void {
+    if (!reconnect) clearInterval(this.pinging); // for good (ioredis calls this with true to reconnect)
+    super.disconnect(reconnect);
+  }
+}
+
+/** A connection for SUBSCRIBE, with `redis`'s settings. */
 export function subscriberOf(redis: Redis): Redis {
-  const subscriber = new FailFastRedis(redis.options);
-  const pinging = setInterval(() => void subscriber.ping().catch(() => undefined), SUBSCRIBER_PING_MS);
-  pinging.unref();
-  subscriber.once('end', () => clearInterval(pinging));
-  return subscriber;
+  return new Subscriber(redis.options);
 }
 
 export function connectRedis(url: string, log: Logger): Redis {

@@ -141,9 +141,30 @@ describe('a Redis that hangs', () => {
     expect(await redisInHealth('ok')).toBe('ok');
   });
 
+  it('keeps its connection when a reply is only read late (a busy event loop, not a hung Redis)', async () => {
+    // straight to the server (this process's link would be as busy as the loop it forwards for)
+    const redis = connectRedis(`redis://127.0.0.1:${PORT}`, testLog);
+    await new Promise((r) => redis.once('ready', r));
+    let closed = 0;
+    const onClose = () => closed++;
+    redis.on('close', onClose);
+    try {
+      const ping = redis.ping();
+      const until = Date.now() + 400;
+      while (Date.now() < until); // busy past the command's 250 ms while its reply arrives
+      await expect(ping).rejects.toThrow('Command timed out');
+      await new Promise((r) => setTimeout(r, 200));
+      expect(closed).toBe(0);
+      expect(await redis.ping()).toBe('PONG');
+    } finally {
+      redis.disconnect();
+    }
+  });
+
   it('hears revocations made by other processes again after a failover', async () => {
     // another API process: its own connections to Redis, its own cache of keys
-    const elsewhere = new KeyStore(t.db.sql, connectRedis(`redis://127.0.0.1:${link.port}`, testLog), Date.now, t.namespace);
+    const elsewhereRedis = connectRedis(`redis://127.0.0.1:${link.port}`, testLog);
+    const elsewhere = new KeyStore(t.db.sql, elsewhereRedis, Date.now, t.namespace);
     try {
       const key = await t.key('builder');
       expect(await elsewhere.authenticate(key)).toMatchObject({ tier: 'builder' }); // cached there now
@@ -161,6 +182,7 @@ describe('a Redis that hangs', () => {
       await expect.poll(() => elsewhere.authenticate(key), { timeout: 2_000 }).toBeNull();
     } finally {
       await elsewhere.close();
+      elsewhereRedis.disconnect();
     }
   }, 30_000);
 });
