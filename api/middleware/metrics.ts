@@ -27,9 +27,13 @@ export type MetricsSummary = {
 export class RequestMetrics {
   /** minute (ms) -> counted here and not yet added to api_request_minutes */
   private pending = new Map<number, Counts>();
+  /** A batch being written: counted by summary() until the table holds it. */
+  private writing: Map<number, Counts> | null = null;
   /** The table's sums over the last 24 hours at the last reading, and when that was. */
   private stored: { counts: Counts; at: number } | null = null;
   private flushTimer: NodeJS.Timeout | undefined;
+  /** Writes and readings, one at a time: a reading taken while a write committed counted it twice, or not at all. */
+  private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly sql: Sql,
@@ -53,9 +57,33 @@ export class RequestMetrics {
   }
 
   /** Adds what was counted here to api_request_minutes (kept for the next try if that fails). */
-  async flush(now = Date.now()): Promise<void> {
+  flush(now = Date.now()): Promise<void> {
+    return this.inTurn(() => this.write(now));
+  }
+
+  /**
+   * Flushes, then reads the table's sums over the last 24 hours (health calls this at most once a
+   * second). What is counted after the flush is added by summary(): nothing is counted twice.
+   */
+  read(now = Date.now()): Promise<void> {
+    return this.inTurn(async () => {
+      await this.write(now);
+      const [row] = await this.sql<{ requests: string | null; errors: string | null; latency_ms: number | null }[]>`
+        SELECT sum(requests)::text AS requests, sum(errors)::text AS errors, sum(latency_ms) AS latency_ms
+        FROM api_request_minutes WHERE minute > ${new Date(now - DAY_MS)}`;
+      this.stored = { counts: { requests: Number(row?.requests ?? 0), errors: Number(row?.errors ?? 0), latencyMs: Number(row?.latency_ms ?? 0) }, at: now };
+    });
+  }
+
+  private inTurn(work: () => Promise<void>): Promise<void> {
+    const turn = this.queue.then(work);
+    this.queue = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private async write(now: number): Promise<void> {
     if (this.pending.size === 0) return;
-    const batch = this.pending;
+    const batch = (this.writing = this.pending);
     this.pending = new Map();
     const minutes = [...batch.keys()].map((m) => new Date(m).toISOString());
     const counts = [...batch.values()];
@@ -66,25 +94,15 @@ export class RequestMetrics {
                              ${counts.map((c) => c.errors)}::bigint[], ${counts.map((c) => c.latencyMs)}::float8[])
         ON CONFLICT (minute) DO UPDATE SET requests = api_request_minutes.requests + excluded.requests,
           errors = api_request_minutes.errors + excluded.errors, latency_ms = api_request_minutes.latency_ms + excluded.latency_ms`;
+      // in the table now, and not in the last reading of it
+      if (this.stored) for (const c of counts) add(this.stored.counts, c);
     } catch (err) {
       for (const [minute, c] of batch) this.add(minute, c);
       throw err;
+    } finally {
+      this.writing = null;
     }
-    // in the table now, and not in the last reading of it
-    if (this.stored) for (const c of counts) add(this.stored.counts, c);
     await this.sql`DELETE FROM api_request_minutes WHERE minute < ${new Date(now - DAY_MS - 3_600_000)}`;
-  }
-
-  /**
-   * Flushes, then reads the table's sums over the last 24 hours (health calls this at most once a
-   * second). What is counted after the flush is added by summary(): nothing is counted twice.
-   */
-  async read(now = Date.now()): Promise<void> {
-    await this.flush(now);
-    const [row] = await this.sql<{ requests: string | null; errors: string | null; latency_ms: number | null }[]>`
-      SELECT sum(requests)::text AS requests, sum(errors)::text AS errors, sum(latency_ms) AS latency_ms
-      FROM api_request_minutes WHERE minute > ${new Date(now - DAY_MS)}`;
-    this.stored = { counts: { requests: Number(row?.requests ?? 0), errors: Number(row?.errors ?? 0), latencyMs: Number(row?.latency_ms ?? 0) }, at: now };
   }
 
   /**
@@ -93,7 +111,9 @@ export class RequestMetrics {
    */
   summary(now = Date.now()): MetricsSummary {
     const total: Counts = { ...(this.stored?.counts ?? { requests: 0, errors: 0, latencyMs: 0 }) };
-    for (const [minute, c] of this.pending) if (minute > now - DAY_MS) add(total, c);
+    for (const batch of [this.pending, this.writing ?? new Map<number, Counts>()]) {
+      for (const [minute, c] of batch) if (minute > now - DAY_MS) add(total, c);
+    }
     return {
       requests_24h: total.requests,
       avg_latency_ms: total.requests ? Math.round((total.latencyMs / total.requests) * 100) / 100 : 0,
