@@ -28,7 +28,7 @@ export const HEADERS = {
   'RateLimit-Policy': { description: 'IETF draft form of the windows, e.g. `"minute";q=30;w=60, "month";q=25000;w=2592000` (as X-RateLimit-Limit).', schema: STR },
   RateLimit: {
     description:
-      'IETF draft form of what is left, e.g. `"minute";r=29;t=42, "month";r=24990;t=1209600` (as X-RateLimit-Limit). On a 429 its first entry names the window that refused: `"minute"` (wait until X-RateLimit-Reset), `"month"`, or `"streams"` (a stream cap: close an open stream; waiting alone does not help).',
+      'IETF draft form of what is left, e.g. `"minute";r=29;t=42, "month";r=24990;t=1209600` (as X-RateLimit-Limit). On a 429 its first entry names the window that refused: `"minute"` (wait until X-RateLimit-Reset), `"month"`, `"streams"` (a stream cap: close an open stream; waiting alone does not help), `"issue"` (free keys an hour per address) or `"public"` (the public pages\' endpoints, per address).',
     schema: STR,
   },
   'X-Quota-Limit': { description: 'Requests allowed this calendar month (UTC), with X-RateLimit-Limit where a monthly quota applies (every tier but Enterprise).', schema: INT },
