@@ -191,6 +191,17 @@ describe('the dashboard when things go wrong', () => {
     browser.errors.splice(at, 1);
   };
 
+  /** Signs the dashboard in with `key`: its stream, refused for the key's cap, is tried once and paused (past the 5 s retry time). */
+  const expectStreamPausedAfterOneTry = async (page: Page, key: string, tries: () => number) => {
+    await page.goto(`${t.api.url}/dashboard`);
+    await page.evaluate((k) => sessionStorage.setItem('afrates.apiKey', k), key);
+    await page.reload();
+    await expect.poll(() => page.textContent('#live')).toMatch(/Live updates paused: .*1 open stream per key/);
+    await new Promise((r) => setTimeout(r, 7_000));
+    expect(tries()).toBe(1);
+    expectRefusalLogged(429);
+  };
+
   it("does not spend a key's budget retrying a stream its cap refuses (another tab holds it)", async () => {
     // Free keys may hold one stream: a second tab's dashboard is refused with 429. Each try counts
     // as a request; retried every 5 s, the tab spent the key's minute and month on refusals.
@@ -201,13 +212,7 @@ describe('the dashboard when things go wrong', () => {
       expect(other.status).toBe(200);
       let tries = 0;
       page.on('request', (r) => void (new URL(r.url()).pathname === '/v1/rates/stream' && tries++));
-      await page.goto(`${t.api.url}/dashboard`);
-      await page.evaluate((k) => sessionStorage.setItem('afrates.apiKey', k), key);
-      await page.reload();
-      await expect.poll(() => page.textContent('#live')).toMatch(/Live updates paused: .*1 open stream per key/);
-      await new Promise((r) => setTimeout(r, 7_000)); // past the stream's 5 s retry time
-      expect(tries).toBe(1);
-      expectRefusalLogged(429);
+      await expectStreamPausedAfterOneTry(page, key, () => tries);
     } finally {
       other.close();
       await page.close();
@@ -237,13 +242,7 @@ describe('the dashboard when things go wrong', () => {
           return route.fulfill(answer);
         },
       );
-      await page.goto(`${t.api.url}/dashboard`);
-      await page.evaluate((k) => sessionStorage.setItem('afrates.apiKey', k), await t.key('builder'));
-      await page.reload();
-      await expect.poll(() => page.textContent('#live')).toMatch(/Live updates paused: .*1 open stream per key/);
-      await new Promise((r) => setTimeout(r, 7_000)); // past the stream's 5 s retry time
-      expect(tries).toBe(1);
-      expectRefusalLogged(429);
+      await expectStreamPausedAfterOneTry(page, await t.key('builder'), () => tries);
     } finally {
       await page.close();
     }
