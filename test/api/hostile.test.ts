@@ -115,6 +115,14 @@ describe('generated hostile values, one parameter at a time', () => {
 });
 
 describe('free keys', () => {
+  it('says a body that is JSON but not an object must be an object', async () => {
+    for (const body of ['null', '42', '"a@b.test"', 'true']) {
+      const res = await t.post('/v1/auth/free-key', body, { 'X-Forwarded-For': `10.255.0.${++sent & 255}` });
+      expect(res.status, body).toBe(400);
+      expect(res.body.message, body).toBe('the request body must be a JSON object');
+    }
+  });
+
   it('issues one key when many ask at once for the same email, and tells every other why', async () => {
     const op = operations.find((o) => o.path === '/v1/auth/free-key')!;
     const answers = await Promise.all(Array.from({ length: 10 }, () => send(op, {}, {}, { email: 'same@example.test', customer_name: 'Same' })));
