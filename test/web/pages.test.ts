@@ -167,6 +167,28 @@ describe('the dashboard', () => {
     expect((await t.get('/v1/pairs', builderKey)).status).toBe(200);
   });
 
+  it("shows this session's replacement as the key in use, and signing out leaves no key or answer for the next person", async () => {
+    await page.click('#keys tr:has-text("this session") button[data-action=rotate]');
+    await expect.poll(() => page.inputValue('#issued-key')).not.toBe('');
+    const replacement = await page.inputValue('#issued-key');
+    expect(replacement).toMatch(KEY);
+    await expect.poll(() => page.textContent('#plan')).toContain(replacement.slice(0, 13)); // not the revoked key's prefix
+    await page.click('#try-call');
+    await expect.poll(() => page.textContent('#try-result')).toContain('"BTCNGN"');
+
+    await page.click('#signout');
+    await page.waitForSelector('#signin:not([hidden])');
+    expect(await page.isHidden('#issued')).toBe(true);
+    expect(await page.inputValue('#issued-key')).toBe('');
+    expect(await page.isHidden('#try-result')).toBe(true);
+    // another customer signs in on the same tab
+    await page.fill('#signin-key', freeKey);
+    await page.click('#signin-form button[type=submit]');
+    await page.waitForSelector('#account:not([hidden])');
+    expect(await page.isHidden('#issued')).toBe(true);
+    expect(await page.content()).not.toContain(replacement);
+  });
+
   it('works at phone width, and a free key sees the candles without the paid fields', async () => {
     await page.close();
     page = await open('/dashboard', PHONE);

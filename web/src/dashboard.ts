@@ -41,6 +41,17 @@ function fact(term: string, value: string): HTMLElement {
 
 function showSignIn(message = ''): void {
   stopCharts();
+  // nothing of the account signed out stays in the page for whoever signs in next on this tab:
+  // not the key shown once, not the last answer
+  byId('issued').hidden = true;
+  byId<HTMLInputElement>('issued-key').value = '';
+  byId('issued-title').textContent = '';
+  byId('issued-copied').textContent = '';
+  const tried = byId('try-result');
+  tried.hidden = true;
+  tried.textContent = '';
+  byId('keys-error').textContent = '';
+  byId<HTMLTableElement>('keys').tBodies[0]?.replaceChildren();
   byId('account').hidden = true;
   byId('signin').hidden = false;
   byId('signin-error').textContent = message;
@@ -151,7 +162,9 @@ async function rotateKey(k: OwnKey): Promise<void> {
       key = issued.api_key;
       keepKey(issued.api_key);
       stopCharts();
-      startCharts(issued.api_key, await loadAccount());
+      const account = await loadAccount();
+      renderAccount(account); // it names the key in use: the replacement now
+      startCharts(issued.api_key, account);
     }
     await loadKeys();
   });
