@@ -46,17 +46,19 @@ test: $(STAMP) $(WEB_STAMP) ## run every test (TEST_DATABASE_URL=postgres://... 
 migrate: $(STAMP) ## apply migrations and SQL objects (a no-op when up to date)
 	$(STATE) $(TSX) bin/migrate.ts
 
+# The key commands read TIER, NAME, EMAIL and ID from the environment ($$NAME), never pasted into the
+# shell line ($(NAME)): a name with a quote broke the command, and one with backticks ran them.
 key: $(STAMP) ## issue a key: make key TIER=builder NAME="Acme" EMAIL=ops@acme.test [DEMO=1 for make demo's]
-	@$(STATE) $(TSX) bin/key.ts create --tier "$(TIER)" --name "$(NAME)" --email "$(EMAIL)"
+	@$(STATE) $(TSX) bin/key.ts create --tier="$$TIER" --name="$$NAME" --email="$$EMAIL"
 
 keys: $(STAMP) ## list keys (never the keys themselves)
 	@$(STATE) $(TSX) bin/key.ts list
 
 revoke: $(STAMP) ## revoke a key: make revoke ID=12
-	@$(STATE) $(TSX) bin/key.ts revoke --id "$(ID)"
+	@$(STATE) $(TSX) bin/key.ts revoke --id="$$ID"
 
 rotate: $(STAMP) ## revoke a key and issue its replacement: make rotate ID=12
-	@$(STATE) $(TSX) bin/key.ts rotate --id "$(ID)"
+	@$(STATE) $(TSX) bin/key.ts rotate --id="$$ID"
 
 backfill: $(STAMP) ## fetch history: make backfill [PAIR=BTCNGN] FROM=2026-01-01 TO=2026-01-31
 	$(STATE) $(TSX) bin/backfill.ts $(if $(PAIR),--pair $(PAIR)) --from "$(FROM)" --to "$(TO)"

@@ -10,10 +10,18 @@ import { adminFile, KeyCommandError, runKeyCommand, type AdminFile } from '../ap
 import { KeyStore } from '../api/keys/store.js';
 import { configOrExit, openOrExplain } from './fail.js';
 
-const { positionals, values } = parseArgs({
-  allowPositionals: true,
-  options: { tier: { type: 'string' }, name: { type: 'string' }, email: { type: 'string' }, id: { type: 'string' } },
-});
+function parsed() {
+  try {
+    return parseArgs({
+      allowPositionals: true,
+      options: { tier: { type: 'string' }, name: { type: 'string' }, email: { type: 'string' }, id: { type: 'string' } },
+    });
+  } catch (err) {
+    process.stderr.write(`error: ${(err as Error).message.split('\n')[0]}\n`);
+    process.exit(1);
+  }
+}
+const { positionals, values } = parsed();
 const command = positionals[0] ?? 'list';
 const args = { tier: values.tier, name: values.name, email: values.email, id: values.id };
 const config = configOrExit();
@@ -65,7 +73,7 @@ function print(result: unknown) {
   if (r.keys) {
     process.stdout.write('id\tprefix\ttier\tcustomer\temail\tstate\n');
     for (const k of r.keys) {
-      process.stdout.write(`${k.id}\t${k.prefix}…\t${k.tier}\t${k.customer_name ?? ''}\t${k.email ?? ''}\t${k.revoked_at ? `revoked ${String(k.revoked_at)}` : 'active'}\n`);
+      process.stdout.write(`${k.id}\t${k.prefix}…\t${k.tier}\t${k.customer_name ?? ''}\t${k.email ?? ''}\t${k.revoked_at ? `revoked ${new Date(k.revoked_at as string | Date).toISOString()}` : 'active'}\n`);
     }
     return;
   }

@@ -28,7 +28,8 @@ async function readJson(req: http.IncomingMessage): Promise<Record<string, unkno
   let text = '';
   for await (const chunk of req) {
     text += chunk;
-    if (text.length > 4096) throw new Error('body too large');
+    // an operator's values (NAME at most 200 characters) fit many times over
+    if (text.length > 4096) throw new KeyCommandError('the values given are too long (NAME at most 200 characters)');
   }
   return text ? (JSON.parse(text) as Record<string, unknown>) : {};
 }
@@ -50,8 +51,11 @@ export async function runKeyCommand(keys: KeyStore, command: string, args: Recor
       if (!TIERS.includes(tier as Tier)) throw new KeyCommandError(`TIER must be one of ${TIERS.join(', ')}`);
       const email = String(args.email ?? '').trim() || null;
       if (email !== null && !isEmail(email)) throw new KeyCommandError(`EMAIL is not an email address: ${email.slice(0, 100)}`);
+      const name = String(args.name ?? '').trim() || null;
+      // the rule of the free-key form's customer_name
+      if (name !== null && (name.length > 200 || /\p{Cc}/u.test(name))) throw new KeyCommandError('NAME must be at most 200 characters, without control characters');
       try {
-        const { apiKey, record } = await keys.issue({ tier: tier as Tier, customerName: String(args.name ?? '').trim() || null, email });
+        const { apiKey, record } = await keys.issue({ tier: tier as Tier, customerName: name, email });
         return { api_key: apiKey, record };
       } catch (err) {
         if ((err as { code?: string }).code !== '23505') throw err;

@@ -34,6 +34,17 @@ async function keyCommand(...args: string[]) {
   }
 }
 
+/** `make -s <target> VAR=value ...`, as an operator types it. */
+async function makeCommand(target: string, ...vars: string[]) {
+  try {
+    const r = await promisify(execFile)('make', ['-s', target, ...vars], { cwd: root, env, encoding: 'utf8', timeout: 60_000 });
+    return { status: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { status: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
 async function waitForUrl(proc: ChildProcess): Promise<string> {
   return new Promise((resolve, reject) => {
     let buffer = '';
@@ -109,7 +120,7 @@ describe('the service process', () => {
     // with the service stopped, the same commands open the database themselves
     const revoke = await keyCommand('revoke', '--id', '2');
     expect(revoke.status, revoke.stderr).toBe(0);
-    expect((await keyCommand('list')).stdout).toMatch(/2\t.*revoked/);
+    expect((await keyCommand('list')).stdout).toMatch(/2\t.*revoked \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/); // as through the service
     const bad = await keyCommand('create', '--tier', 'platinum');
     expect(bad.status).toBe(1);
     expect(bad.stderr).toContain('TIER must be one of');
@@ -121,6 +132,7 @@ describe('the service process', () => {
       [await keyCommand('create', '--tier', 'builder', '--email', 'not-an-email'), /EMAIL is not an email address/],
       [await keyCommand('revoke'), /ID is required/],
       [await keyCommand('rotate', '--id', '999'), /no active key with id 999/],
+      [await keyCommand('create', '--tier', 'builder', '--name', 'x'.repeat(201)), /NAME must be at most 200 characters/],
     ] as const;
     for (const [r, message] of mistakes) {
       expect(r.status).toBe(1);
@@ -128,6 +140,20 @@ describe('the service process', () => {
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
     }
     expect((await keyCommand('list')).stdout.split('\n')[0]).toBe('id\tprefix\ttier\tcustomer\temail\tstate');
+    // through make, values that start with '-' are values (parseArgs died with a stack trace); make adds its own line
+    for (const [r, message] of [
+      [await makeCommand('revoke', 'ID=-3'), /^error: ID is required/],
+      [await makeCommand('key', 'TIER=builder', 'NAME=-Acme', 'EMAIL=-not-an-email'), /^error: EMAIL is not an email address/],
+    ] as const) {
+      expect(r.status).not.toBe(0);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    }
+    // a name is stored as typed: quotes and backticks are not the shell's (a `$` is make's: `$$`)
+    const name = 'O"Brien `echo PWNED` \'Ltd\'';
+    const quoted = await makeCommand('key', 'TIER=builder', `NAME=${name}`, 'EMAIL=obrien@example.test');
+    expect(quoted.status, quoted.stderr).toBe(0);
+    expect((await keyCommand('list')).stdout).toContain(`\t${name}\tobrien@example.test\t`);
 
     // while make demo runs (its admin file in var/demo), a key command without DEMO=1 says whose keys it touched
     fs.mkdirSync(path.join(varDir, 'demo'), { recursive: true });
