@@ -61,7 +61,7 @@ rotate: $(STAMP) ## revoke a key and issue its replacement: make rotate ID=12
 	@$(STATE) $(TSX) bin/key.ts rotate --id="$$ID"
 
 backfill: $(STAMP) ## fetch history: make backfill [PAIR=BTCNGN] FROM=2026-01-01 TO=2026-01-31
-	$(STATE) $(TSX) bin/backfill.ts $(if $(PAIR),--pair $(PAIR)) --from "$(FROM)" --to "$(TO)"
+	$(STATE) $(TSX) bin/backfill.ts $(if $(PAIR),--pair="$$PAIR") --from="$$FROM" --to="$$TO"
 
 bench: $(STAMP) ## run the benchmarks in bench/ and print their figures
 	@for b in bench/*.bench.ts; do echo "== $$b"; $(TSX) $$b || exit 1; done
