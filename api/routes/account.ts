@@ -35,7 +35,7 @@ const newKeyBody = {
   additionalProperties: false,
   properties: {
     // printable ASCII, no leading or trailing space: it is shown in lists and must read the same everywhere
-    label: { type: 'string', minLength: 1, maxLength: 60, pattern: '^[!-~]([ -~]*[!-~])?$', description: 'label of printable characters, e.g. production or staging' },
+    label: { type: 'string', minLength: 1, maxLength: 60, pattern: '^[!-~]([ -~]*[!-~])?$', description: 'label of printable ASCII characters (no accents), e.g. production or staging' },
   },
 } as const;
 
