@@ -168,11 +168,12 @@ describe('the dashboard', () => {
   });
 
   it("shows this session's replacement as the key in use, and signing out leaves no key or answer for the next person", async () => {
+    const shownBefore = await page.inputValue('#issued-key'); // the last test's replacement
     await page.click('#keys tr:has-text("this session") button[data-action=rotate]');
-    await expect.poll(() => page.inputValue('#issued-key')).not.toBe('');
+    await expect.poll(() => page.inputValue('#issued-key')).not.toBe(shownBefore);
     const replacement = await page.inputValue('#issued-key');
     expect(replacement).toMatch(KEY);
-    await expect.poll(() => page.textContent('#plan')).toContain(replacement.slice(0, 13)); // not the revoked key's prefix
+    await expect.poll(() => page.textContent('#plan'), { timeout: 5_000 }).toContain(replacement.slice(0, 13)); // not the revoked key's prefix
     await page.click('#try-call');
     await expect.poll(() => page.textContent('#try-result')).toContain('"BTCNGN"');
 
