@@ -70,8 +70,6 @@ export class RateLimiter {
   private readonly unflushed = new Map<string, number>();
   /** customer|YYYY-MM-DD -> the same for api_usage_daily (key customers: the dashboard's chart) */
   private readonly unflushedDaily = new Map<string, number>();
-  /** customer|month -> the quota this process has found used up (a new tier's is another) */
-  private readonly spentMonths = new Map<string, number>();
   /** customer|month -> a write-back of that month's count into an emptied Redis, under way */
   private readonly recovering = new Map<string, Promise<number>>();
   private flushTimer: NodeJS.Timeout | undefined;
@@ -227,10 +225,8 @@ export class RateLimiter {
       RateLimit: `"minute";r=${Math.max(0, rules.perMinute - used)};t=${secondsLeft}`,
     };
     if (used > rules.perMinute) {
-      // a spent month outranks the minute: past the minute's limit its refusal still says the 1st.
-      // Known from this process's own month refusals (the minute's first requests meet the month):
-      // a request past the limit costs no more than counting the minute.
-      if (rules.perMonth !== null && this.spentMonths.get(`${subject.id}|${month.key}`) === rules.perMonth) throw monthSpent(rules.perMonth, month, now, headers);
+      // a spent month outranks the minute: past the minute's limit its refusal still says the 1st
+      if (rules.perMonth !== null && (await this.monthSpentHere(subject.id, month, rules.perMonth))) throw monthSpent(rules.perMonth, month, now, headers);
       throw new ApiError(429, 'rate_limit_exceeded', `Rate limit of ${rules.perMinute} requests per minute exceeded; retry after ${secondsLeft} s.`, {
         ...headers,
         'Retry-After': String(secondsLeft),
@@ -243,11 +239,7 @@ export class RateLimiter {
       const expiresAt = month.next + MONTH_KEY_GRACE_MS;
       await this.restoreOnce(entry, key, subject.id, month.key, expiresAt);
       const usedThisMonth = await this.count(key, expiresAt, () => this.recoverMonth(entry, key, subject.id, month.key, expiresAt));
-      if (usedThisMonth > rules.perMonth) {
-        if (this.spentMonths.size >= 100_000) this.spentMonths.clear(); // bounded: a flood of customers can't grow it
-        this.spentMonths.set(entry, rules.perMonth);
-        throw monthSpent(rules.perMonth, month, now, headers);
-      }
+      if (usedThisMonth > rules.perMonth) throw monthSpent(rules.perMonth, month, now, headers);
       this.unflushed.set(entry, (this.unflushed.get(entry) ?? 0) + 1);
       const monthLeft = Math.ceil((month.next - now) / 1000);
       headers['X-Quota-Limit'] = String(rules.perMonth);
@@ -259,6 +251,17 @@ export class RateLimiter {
       this.unflushedDaily.set(entry, (this.unflushedDaily.get(entry) ?? 0) + 1);
     }
     return { headers };
+  }
+
+  /**
+   * Whether this process's count of the month has reached `perMonth`, without I/O of its own: it
+   * waits for the month's restore only when one is already under way or done (the minute's first
+   * requests start it), so a flood past the minute, or a database that is down, adds no query.
+   */
+  private async monthSpentHere(customer: string, month: Month, perMonth: number): Promise<boolean> {
+    const restore = this.restored.get(`${customer}|${month.key}`);
+    if (restore) await restore;
+    return this.local.get(`${this.namespace}:month:${customer}:${month.key}`) >= perMonth;
   }
 
   /**
