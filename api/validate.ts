@@ -115,3 +115,16 @@ function check(schema: ObjectSchema, data: Record<string, unknown>, where: strin
 const emailSchema = { type: 'string', format: 'email', maxLength: 254 } as const;
 /** The API's own rule for an email address (POST /v1/auth/free-key), for the key commands too. */
 export const isEmail = (value: string): boolean => ajv.validate(emailSchema, value) as boolean;
+
+/**
+ * A customer's name, in any script: no control characters (PostgreSQL refuses NUL: it was a 500),
+ * no blank edges. The free-key form's customer_name and make key's NAME.
+ */
+export const CUSTOMER_NAME = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 200,
+  pattern: '^[^\\p{Cc}\\s]([^\\p{Cc}]*[^\\p{Cc}\\s])?$',
+  description: 'name without control characters or blank edges, e.g. Ọlá Foods',
+} as const;
+export const isCustomerName = (value: string): boolean => ajv.validate(CUSTOMER_NAME, value) as boolean;

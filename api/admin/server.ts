@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../lib/log.js';
 import type { KeyStore } from '../keys/store.js';
 import { TIERS, type Tier } from '../tiers.js';
-import { isEmail } from '../validate.js';
+import { isCustomerName, isEmail } from '../validate.js';
 
 export interface AdminHandle {
   readonly url: string;
@@ -52,8 +52,7 @@ export async function runKeyCommand(keys: KeyStore, command: string, args: Recor
       const email = String(args.email ?? '').trim() || null;
       if (email !== null && !isEmail(email)) throw new KeyCommandError(`EMAIL is not an email address: ${email.slice(0, 100)}`);
       const name = String(args.name ?? '').trim() || null;
-      // the rule of the free-key form's customer_name
-      if (name !== null && (name.length > 200 || /\p{Cc}/u.test(name))) throw new KeyCommandError('NAME must be at most 200 characters, without control characters');
+      if (name !== null && !isCustomerName(name)) throw new KeyCommandError('NAME must be at most 200 characters, without control characters');
       try {
         const { apiKey, record } = await keys.issue({ tier: tier as Tier, customerName: name, email });
         return { api_key: apiKey, record };

@@ -5,7 +5,7 @@ import { ApiError } from '../errors.js';
 import { type Operation } from '../operation.js';
 import { KEY_RESPONSE, type KeyResponse } from '../schemas.js';
 import { TIER_RULES } from '../tiers.js';
-import { parseBody } from '../validate.js';
+import { CUSTOMER_NAME, parseBody } from '../validate.js';
 
 const body = {
   type: 'object',
@@ -13,8 +13,7 @@ const body = {
   additionalProperties: false,
   properties: {
     email: { type: 'string', format: 'email', maxLength: 254 },
-    // any script, no control characters (PostgreSQL refuses NUL: it was a 500), no blank edges
-    customer_name: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^\\p{Cc}\\s]([^\\p{Cc}]*[^\\p{Cc}\\s])?$', description: 'name without control characters or blank edges, e.g. Ọlá Foods' },
+    customer_name: CUSTOMER_NAME,
   },
 } as const;
 
