@@ -42,7 +42,12 @@ export class RequestMetrics {
 
   record(latencyMs: number, status: number, now = Date.now()): void {
     const minute = Math.floor(now / MINUTE_MS) * MINUTE_MS;
-    this.add(minute, { requests: 1, errors: status >= 500 ? 1 : 0, latencyMs });
+    // every answered request passes here: counted in place, no object of its own
+    let slot = this.pending.get(minute);
+    if (!slot) this.pending.set(minute, (slot = { requests: 0, errors: 0, latencyMs: 0 }));
+    slot.requests += 1;
+    slot.latencyMs += latencyMs;
+    if (status >= 500) slot.errors += 1;
   }
 
   /** Starts adding this process's counts to the table every `seconds`. */
