@@ -112,9 +112,9 @@ function check(schema: ObjectSchema, data: Record<string, unknown>, where: strin
   return data;
 }
 
-const emailSchema = { type: 'string', format: 'email', maxLength: 254 } as const;
+export const EMAIL = { type: 'string', format: 'email', maxLength: 254 } as const;
 /** The API's own rule for an email address (POST /v1/auth/free-key), for the key commands too. */
-export const isEmail = (value: string): boolean => ajv.validate(emailSchema, value) as boolean;
+export const isEmail = (value: string): boolean => ajv.validate(EMAIL, value) as boolean;
 
 /**
  * A customer's name, in any script: no control characters (PostgreSQL refuses NUL: it was a 500),

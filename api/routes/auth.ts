@@ -5,14 +5,14 @@ import { ApiError } from '../errors.js';
 import { type Operation } from '../operation.js';
 import { KEY_RESPONSE, type KeyResponse } from '../schemas.js';
 import { TIER_RULES } from '../tiers.js';
-import { CUSTOMER_NAME, parseBody } from '../validate.js';
+import { CUSTOMER_NAME, EMAIL, parseBody } from '../validate.js';
 
 const body = {
   type: 'object',
   required: ['email'],
   additionalProperties: false,
   properties: {
-    email: { type: 'string', format: 'email', maxLength: 254 },
+    email: EMAIL,
     customer_name: CUSTOMER_NAME,
   },
 } as const;
