@@ -7,7 +7,7 @@
 // FX_CYCLE_SECONDS. A venue that keeps failing is marked failing (venue_health, read by
 // GET /v1/status) and retried after a growing pause.
 import Bottleneck from 'bottleneck';
-import { BadSymbol, OperationFailed, type Exchange } from 'ccxt';
+import { BadSymbol, OperationFailed, type Exchange } from './ccxt.js';
 import type { Config } from '../lib/config.js';
 import { withoutStatementTimeout, type Sql } from '../lib/db/connect.js';
 import { refreshAggregates } from '../lib/db/refresh.js';

@@ -18,7 +18,8 @@
 // stepped over, as long as it ends before Binance's clock (its Date header). Only spot public
 // endpoints are used: markets come from exchangeInfo alone (no futures, options, margin or sapi
 // currencies calls), and nothing needs an API key.
-import ccxt, { type Dict, type Int, type Trade } from 'ccxt';
+import type { Dict, Int, Trade } from 'ccxt';
+import { binance as CcxtBinance } from '../ccxt.js';
 import type { Venue, VenueOptions } from './types.js';
 import { baseConfig, inspectResponse, pointAtSim, venueNow } from './shared.js';
 
@@ -32,7 +33,7 @@ function isId(id: string | undefined): id is string {
   return id !== undefined && /^\d+$/.test(id);
 }
 
-class BinanceSpotExchange extends ccxt.binance {
+class BinanceSpotExchange extends CcxtBinance {
   override async fetchTrades(symbol: string, since?: Int, limit?: Int, params: Dict = {}): Promise<Trade[]> {
     let trades = await super.fetchTrades(symbol, since, limit, params);
     if (since === undefined || since === null || 'until' in params || 'endTime' in params || 'fromId' in params) {

@@ -14,7 +14,8 @@
 // collector's is inclusive), clamped to the 24h Luno keeps (judged by Luno's clock, from its Date
 // header). So from the collector's point of view: ascending trades from `since`, up to 100, and
 // nothing older than 24h; a gap longer than that cannot be backfilled from Luno.
-import ccxt, { type Dict, type Int, type Trade } from 'ccxt';
+import type { Dict, Int, Trade } from 'ccxt';
+import { luno as CcxtLuno } from '../ccxt.js';
 import type { Venue, VenueOptions } from './types.js';
 import { baseConfig, inspectResponse, pointAtSim, venueNow } from './shared.js';
 
@@ -22,7 +23,7 @@ const HISTORY_MS = 24 * 60 * 60 * 1000;
 /** Keep `since` this far inside Luno's 24h window, for clock skew and request latency. */
 const HISTORY_MARGIN_MS = 60_000;
 
-class LunoExchange extends ccxt.luno {
+class LunoExchange extends CcxtLuno {
   override async fetchTrades(symbol: string, since?: Int, limit?: Int, params: Dict = {}): Promise<Trade[]> {
     if (since === undefined || since === null) return await super.fetchTrades(symbol, since, limit, params);
     await this.loadMarkets(); // also learns Luno's clock

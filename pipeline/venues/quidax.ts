@@ -16,16 +16,8 @@
 // page of trades happen between polls; a longer outage cannot be backfilled from Quidax.
 // `type` is the taker's side. `timestamp` is read as ms (seconds are recognised and converted);
 // the older `id`/`volume`/`funds`/`side`/`created_at` field names are accepted too.
-import {
-  BadResponse,
-  BadSymbol,
-  ExchangeError,
-  functions,
-  type Dict,
-  type Int,
-  type Market,
-  type Trade,
-} from 'ccxt';
+import type { Dict, Int, Market, Trade } from 'ccxt';
+import { BadResponse, BadSymbol, ExchangeError, functions } from '../ccxt.js';
 import type { Venue, VenueOptions } from './types.js';
 import { baseConfig, inspectResponse, pointAtSim, PublicRestExchange, PUBLIC_TRADES_ONLY } from './shared.js';
 

@@ -1,6 +1,7 @@
 // Helpers every venue adapter uses: pointing a ccxt exchange at the simulated market, refusing
 // bodies that are not JSON, and knowing the venue's clock (from its HTTP Date header).
-import { BadResponse, Exchange, type Dict } from 'ccxt';
+import type { Dict } from 'ccxt';
+import { BadResponse, Exchange } from '../ccxt.js';
 
 /**
  * Rewrites every REST url of a ccxt exchange to the simulated market, keeping the venue's real

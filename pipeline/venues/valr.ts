@@ -24,17 +24,8 @@
 // ccxt convention) walks back from then instead of now (endTime): a backfill reads its own day.
 // So from the collector's point of view: ascending trades from `since`, up to 100, a full page
 // whenever there is more, and one API call per 100 trades.
-import {
-  BadRequest,
-  BadResponse,
-  BadSymbol,
-  ExchangeError,
-  functions,
-  type Dict,
-  type Int,
-  type Market,
-  type Trade,
-} from 'ccxt';
+import type { Dict, Int, Market, Trade } from 'ccxt';
+import { BadRequest, BadResponse, BadSymbol, ExchangeError, functions } from '../ccxt.js';
 import type { Venue, VenueOptions } from './types.js';
 import { baseConfig, inspectResponse, pointAtSim, PublicRestExchange, PUBLIC_TRADES_ONLY } from './shared.js';
 

@@ -5,7 +5,7 @@ import { register } from 'node:module';
 register(
   `data:text/javascript,${encodeURIComponent(`
     export async function resolve(specifier, context, next) {
-      if (specifier === 'ccxt' || /pipeline\\/(runner|venues)/.test(specifier)) {
+      if (specifier === 'ccxt' || /pipeline\\/(runner|venues|ccxt)|node_modules\\/ccxt\\//.test(specifier)) {
         throw new Error('an API-only process imported ' + specifier);
       }
       return next(specifier, context);
