@@ -186,6 +186,27 @@ describe('real volume', () => {
   });
 });
 
+describe('retention', () => {
+  it('keeps a long-running light market to the hours it was told, however many days pass', async () => {
+    let clock = T0;
+    const sim = await startSimMarket({ seed: 3, now: () => clock, historyStart: T0 - 2 * HOUR, retainMs: 2 * HOUR });
+    try {
+      const lengths: number[] = [];
+      for (let hour = 0; hour < 72; hour++) {
+        clock += HOUR;
+        const kept = sim.served('binance', 'BTCUSDT');
+        expect(kept.at(-1)!.time).toBeLessThanOrEqual(clock);
+        // dropped in steps (a quarter of the tape), so a little more than 2 hours may be left
+        expect(kept[0]!.time).toBeGreaterThanOrEqual(clock - 4 * HOUR);
+        lengths.push(kept.length);
+      }
+      expect(Math.max(...lengths.slice(-24))).toBeLessThanOrEqual(Math.max(...lengths.slice(0, 24)) * 1.5);
+    } finally {
+      await sim.stop();
+    }
+  });
+});
+
 describe('faults over HTTP and stopping', () => {
   it('sets, lists and clears faults with /_control/fault', async () => {
     const sim = await startSimMarket({ seed: 1, historyStart: Date.now() - 10 * MINUTE });
