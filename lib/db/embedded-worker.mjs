@@ -4,6 +4,7 @@
 //   parent -> worker: 'stop' | { type: 'stats', id } | { type: 'crash' }
 //   worker -> parent: ready | failed | stopped | stats | fatal (PGlite died; the worker exits next)
 // Plain JavaScript: a worker thread does not inherit the tsx loader.
+import { readFileSync } from 'node:fs';
 import v8 from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
@@ -11,8 +12,30 @@ import { timescaledb } from '@electric-sql/pglite/timescaledb';
 import { query } from './embedded-frames.mjs';
 import { WireServer } from './embedded-wire.mjs';
 
-/** @type {{ dataDir: string | undefined, maxMessageBytes?: number, queueTimeoutMs?: number }} */
-const { dataDir, maxMessageBytes, queueTimeoutMs } = workerData;
+/** @type {{ dataDir: string | undefined, maxMessageBytes?: number, queueTimeoutMs?: number, sharedBuffers: string }} */
+const { dataDir, maxMessageBytes, queueTimeoutMs, sharedBuffers } = workerData;
+
+/**
+ * PGlite's WASM module with PostgreSQL's shared_buffers set to `size` (e.g. '32MB').
+ * Its build fixes shared_buffers at 128MB: a literal among the startup options compiled into
+ * pglite.wasm (it reads no configuration file and takes no -c options), and PostgreSQL touches
+ * all of it at start, so 128 MB stayed resident in a process that also runs the pipeline and the
+ * API. The literal is rewritten in a copy of the module, padded to its length with leading spaces
+ * (PostgreSQL reads ' 32MB' as 32MB). A PGlite build without that literal fails the start, saying
+ * so (lib/db/embedded.ts explains the setting); test/lib/db checks the database's own SHOW.
+ */
+function withSharedBuffers(/** @type {string} */ size) {
+  const bytes = readFileSync(new URL('pglite.wasm', import.meta.resolve('@electric-sql/pglite')));
+  const built = Buffer.from('shared_buffers=128MB');
+  const ours = Buffer.from(`shared_buffers=${size.padStart(built.length - 'shared_buffers='.length, ' ')}`);
+  const at = bytes.indexOf(built);
+  if (ours.length !== built.length) throw new Error(`shared_buffers '${size}' is longer than PGlite's '128MB'`);
+  if (at < 0 || bytes.indexOf(built, at + 1) >= 0) {
+    throw new Error(`cannot set shared_buffers in this PGlite build: its pglite.wasm does not hold '${built}' once`);
+  }
+  ours.copy(bytes, at);
+  return WebAssembly.compile(bytes);
+}
 
 /** PGlite is gone: say why, once, and end this thread (the parent decides what the process does). */
 function fatal(/** @type {Error} */ err) {
@@ -26,7 +49,7 @@ let db;
 /** @type {WireServer | undefined} */
 let server;
 try {
-  db = await PGlite.create({ dataDir, extensions: { timescaledb } });
+  db = await PGlite.create({ dataDir, extensions: { timescaledb }, wasmModule: await withSharedBuffers(sharedBuffers) });
   // A reopened directory misbehaves (hypertable inserts, cagg functions) until the library is loaded.
   await db.exec(`LOAD 'timescaledb'`);
   await db.exec(`CREATE EXTENSION IF NOT EXISTS timescaledb`);

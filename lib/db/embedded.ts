@@ -12,6 +12,15 @@ import { Worker } from 'node:worker_threads';
  *  four times each message's size and never shrinks (measured: 64 MB -> +260 MB for good). */
 export const MAX_MESSAGE_BYTES = 16 * 2 ** 20;
 
+/**
+ * PostgreSQL's shared_buffers in the embedded database (PGlite's build has 128MB, all of it
+ * resident from the start). The embedded database serves one connection at a time, and its files
+ * are read through the OS page cache anyway, so a larger pool buys little: with 32MB the 10,000-
+ * candle page's SQL and premium's took what they took with 128MB (bench/README.md, seventh
+ * session), and ~96 MB less is resident.
+ */
+export const SHARED_BUFFERS = '32MB';
+
 export interface EmbeddedStats {
   /** PGlite's WASM memory (linear memory only grows) */
   readonly wasmHeapBytes: number | null;
@@ -101,7 +110,7 @@ export async function startEmbedded(dataDir: string | undefined, opts: EmbeddedO
     release = acquireLock(dataDir);
   }
   const worker = new Worker(new URL('./embedded-worker.mjs', import.meta.url), {
-    workerData: { dataDir, maxMessageBytes: MAX_MESSAGE_BYTES, queueTimeoutMs: opts.queueTimeoutMs },
+    workerData: { dataDir, maxMessageBytes: MAX_MESSAGE_BYTES, queueTimeoutMs: opts.queueTimeoutMs, sharedBuffers: SHARED_BUFFERS },
   });
   try {
     const conn = await new Promise<string>((resolve, reject) => {

@@ -1,10 +1,11 @@
-// The embedded database keeps its data across a restart, aggregates included.
+// The embedded database keeps its data across a restart, aggregates included, with its own shared_buffers.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../lib/config.js';
 import { openDatabase } from '../../../lib/db/connect.js';
+import { SHARED_BUFFERS } from '../../../lib/db/embedded.js';
 import { refreshAggregates } from '../../../lib/db/refresh.js';
 import { insertTrades } from '../../../pipeline/store.js';
 import { testLog } from '../../support/db.js';
@@ -26,6 +27,8 @@ describe('embedded TimescaleDB', () => {
 
     const second = await openDatabase(config, testLog);
     try {
+      // PGlite's build would hold 128 MB of buffers resident; ours are set smaller (lib/db/embedded.ts)
+      expect(await second.sql`SHOW shared_buffers`).toEqual([{ shared_buffers: SHARED_BUFFERS }]);
       const candles = await second.sql`SELECT close::float8 AS close FROM candles WHERE pair = 'BTCNGN' AND interval = '1d'`;
       expect(candles).toEqual([{ close: 150000000 }]);
       // hypertable inserts and cagg refreshes still work on the reopened directory
