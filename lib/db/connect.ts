@@ -3,7 +3,7 @@
 // that leaks out is `maxConnections` (the embedded one admits a single connection).
 import postgres from 'postgres';
 import type { Config } from '../config.js';
-import type { Logger } from '../log.js';
+import { createLogger, type Logger } from '../log.js';
 import { startEmbedded, type EmbeddedDatabase } from './embedded.js';
 import { migrate } from './migrate.js';
 
@@ -31,11 +31,42 @@ export interface OpenOptions {
 }
 
 /**
+ * postgres.js (3.4.9) reads the server's array types on every new connection and drops that
+ * query's failure (src/connection.js, ReadyForQuery: `return fetchArrayTypes()`, a promise no one
+ * handles): a connection opened while the server stalled past statement_timeout, or cut while it
+ * read them, ended the whole process (an unhandled rejection; reproduced with a 1 ms timeout).
+ * That one failure is logged; the connection goes on as postgres.js leaves it (its queries succeed
+ * or fail on their own). Every other unhandled rejection still ends the process, as Node's
+ * default does. test/lib/db/connect.test.ts runs it in a process of its own.
+ */
+function isArrayTypeFetch(reason: unknown): boolean {
+  const query = (reason as { query?: unknown } | null)?.query;
+  return typeof query === 'string' && query.includes('pg_catalog.pg_type') && query.includes("a.typcategory = 'A'");
+}
+
+let typeFetchLog: Pick<Logger, 'warn'> | undefined;
+let typeFetchGuarded = false;
+
+function guardArrayTypeFetch(): void {
+  if (typeFetchGuarded) return;
+  typeFetchGuarded = true;
+  process.on('unhandledRejection', (reason) => {
+    if (!isArrayTypeFetch(reason)) throw reason;
+    const err = reason as Error & { code?: string };
+    (typeFetchLog ??= createLogger('warn')).warn(
+      { code: err.code, reason: err.message },
+      'a new database connection could not read the array types (postgres.js); the process goes on',
+    );
+  });
+}
+
+/**
  * statementTimeoutMs: the server cancels a statement running longer; 0: never, whatever the
  * server's or database's default (migrations rebuild aggregates for minutes: a managed database's
  * statement_timeout would cancel them).
  */
 export function createPool(url: string, max: number, statementTimeoutMs = 0): Sql {
+  guardArrayTypeFetch();
   return postgres(url, {
     max,
     onnotice: () => {},
@@ -90,6 +121,7 @@ export async function openDatabase(config: Config, log: Logger, opts: OpenOption
     await stopEmbedded();
     throw err;
   }
+  typeFetchLog = log;
   const sql = createPool(url, kind === 'embedded' ? 1 : 10, config.statementTimeoutMs);
   return {
     sql,

@@ -58,3 +58,19 @@ describe('connections to a server with other date defaults', () => {
     expect(candles[0]!.first_trade_at.getTime()).toBe(firstTrade);
   });
 });
+
+describe('a new connection on a stalled server', () => {
+  it.runIf(onServer)('does not end the process when postgres.js cannot read the array types', async () => {
+    const { execFile } = await import('node:child_process');
+    const { promisify } = await import('node:util');
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'test/support/type-fetch-child.ts', fresh!.url], {
+      cwd: new URL('../../..', import.meta.url).pathname,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    // the statement itself is cancelled and answered as such; the process lives on, and says why
+    expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual({ answer: '57014', alive: true });
+    expect(stdout + stderr).toContain('could not read the array types');
+  });
+});
+
