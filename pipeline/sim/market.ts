@@ -67,7 +67,7 @@ class GeneratedTape implements Tape {
     const n = lowerBound(this.trades, t);
     // in steps of at least a quarter of the tape, so copying what is kept costs O(1) a trade
     if (n === 0 || n < this.trades.length / 4) return;
-    for (const old of this.trades.slice(0, n)) this.index.delete(old.id);
+    for (let i = 0; i < n; i++) this.index.delete(this.trades[i]!.id);
     this.trades = this.trades.slice(n);
     this.dropped += n;
   }
