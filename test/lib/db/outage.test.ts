@@ -73,9 +73,10 @@ describe('a database that goes away and comes back', () => {
   it('fails every query at once while it is away, and serves again within a second of its return', async () => {
     expect((await timed()).ok).toBe(true);
     await link.down();
+    // requests arrive as customers send them: several at once, again and again
     const away: Array<{ ok: boolean; ms: number }> = [];
     for (const until = performance.now() + 10_000; performance.now() < until; ) {
-      away.push(await timed());
+      away.push(...(await Promise.all(Array.from({ length: 5 }, timed))));
       await new Promise((r) => setTimeout(r, 200));
     }
     expect(away.every((q) => !q.ok)).toBe(true);
@@ -83,9 +84,9 @@ describe('a database that goes away and comes back', () => {
 
     await link.up();
     const back = performance.now();
-    let answered = await timed();
-    while (!answered.ok && performance.now() - back < 5_000) answered = await timed();
-    expect(answered.ok).toBe(true);
+    let answered = await Promise.all(Array.from({ length: 5 }, timed));
+    while (!answered.every((q) => q.ok) && performance.now() - back < 5_000) answered = await Promise.all(Array.from({ length: 5 }, timed));
+    expect(answered.every((q) => q.ok)).toBe(true);
     expect(performance.now() - back).toBeLessThan(1_500);
   }, 30_000);
 });
