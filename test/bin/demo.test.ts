@@ -43,6 +43,20 @@ async function startDemo(until = '"demo ready'): Promise<{ proc: ChildProcess; a
   return { proc, api, exit };
 }
 
+/** BTCNGN's live rate, asked with a free key issued to `email`; checks the answer is labelled simulated. */
+async function liveRate(api: string, email: string): Promise<number> {
+  const issued = await fetch(`${api}/v1/auth/free-key`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email, customer_name: 'Demo' }),
+  });
+  const { api_key: key } = (await issued.json()) as { api_key: string };
+  const live = await fetch(`${api}/v1/rates/live?pairs=BTCNGN`, { headers: { 'X-API-Key': key } });
+  expect(live.status).toBe(200);
+  expect(live.headers.get('x-afrates-data')).toBe('simulated');
+  return ((await live.json()) as { data: Record<string, { rate: number }> }).data.BTCNGN!.rate;
+}
+
 describe('make demo', () => {
   it('serves simulated data, labelled, and stops cleanly on SIGTERM', async () => {
     const demo = await startDemo();
@@ -52,16 +66,7 @@ describe('make demo', () => {
     expect(health.headers.get('x-afrates-data')).toBe('simulated');
     expect(await health.json()).toMatchObject({ mode: 'simulated', version: expect.stringContaining('simulated') });
     // the simulated venues' trades reached the live rates through ccxt and the pipeline
-    const issued = await fetch(`${demo.api}/v1/auth/free-key`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ email: 'demo@example.test', customer_name: 'Demo' }),
-    });
-    const { api_key: key } = (await issued.json()) as { api_key: string };
-    const live = await fetch(`${demo.api}/v1/rates/live?pairs=BTCNGN`, { headers: { 'X-API-Key': key } });
-    expect(live.status).toBe(200);
-    expect(live.headers.get('x-afrates-data')).toBe('simulated');
-    expect(((await live.json()) as { data: Record<string, { rate: number }> }).data.BTCNGN!.rate).toBeGreaterThan(0);
+    expect(await liveRate(demo.api, 'demo@example.test')).toBeGreaterThan(0);
 
     demo.proc.kill('SIGTERM');
     expect(await demo.exit).toBe(0);
@@ -74,6 +79,7 @@ describe('make demo', () => {
 
     const again = await startDemo();
     expect((await fetch(`${again.api}/v1/health`)).status).toBe(200);
+    expect(await liveRate(again.api, 'restart@example.test')).toBeGreaterThan(0);
     again.proc.kill('SIGTERM');
     expect(await again.exit).toBe(0);
   });
