@@ -9,6 +9,7 @@ import v8 from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { timescaledb } from '@electric-sql/pglite/timescaledb';
+import { slimTimescaledbBundle } from './embedded-bundle.mjs';
 import { query } from './embedded-frames.mjs';
 import { WireServer } from './embedded-wire.mjs';
 
@@ -37,6 +38,15 @@ function withSharedBuffers(/** @type {string} */ size) {
   return WebAssembly.compile(bytes);
 }
 
+/** PGlite's TimescaleDB, read from its bundle without the update scripts (embedded-bundle.mjs). */
+const timescaledbInstallOnly = {
+  name: timescaledb.name,
+  setup: async (/** @type {any} */ pg, /** @type {any} */ emscriptenOpts) => {
+    const setup = await timescaledb.setup(pg, emscriptenOpts);
+    return { ...setup, bundlePath: slimTimescaledbBundle(setup.bundlePath) };
+  },
+};
+
 /** PGlite is gone: say why, once, and end this thread (the parent decides what the process does). */
 function fatal(/** @type {Error} */ err) {
   parentPort.postMessage({ type: 'fatal', name: err.name, message: err.message, stack: err.stack });
@@ -49,7 +59,7 @@ let db;
 /** @type {WireServer | undefined} */
 let server;
 try {
-  db = await PGlite.create({ dataDir, extensions: { timescaledb }, wasmModule: await withSharedBuffers(sharedBuffers) });
+  db = await PGlite.create({ dataDir, extensions: { timescaledb: timescaledbInstallOnly }, wasmModule: await withSharedBuffers(sharedBuffers) });
   // A reopened directory misbehaves (hypertable inserts, cagg functions) until the library is loaded.
   await db.exec(`LOAD 'timescaledb'`);
   await db.exec(`CREATE EXTENSION IF NOT EXISTS timescaledb`);

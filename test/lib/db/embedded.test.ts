@@ -1,4 +1,5 @@
-// The embedded database keeps its data across a restart, aggregates included, with its own shared_buffers.
+// The embedded database keeps its data across a restart, aggregates included, with its own shared_buffers
+// and TimescaleDB's install script alone.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,6 +30,11 @@ describe('embedded TimescaleDB', () => {
     try {
       // PGlite's build would hold 128 MB of buffers resident; ours are set smaller (lib/db/embedded.ts)
       expect(await second.sql`SHOW shared_buffers`).toEqual([{ shared_buffers: SHARED_BUFFERS }]);
+      // TimescaleDB came without its update scripts (lib/db/embedded-bundle.mjs), installed at its one version
+      const paths = await second.sql`SELECT count(*)::int AS n FROM pg_extension_update_paths('timescaledb') WHERE path IS NOT NULL`;
+      expect(paths).toEqual([{ n: 0 }]);
+      const [installed] = await second.sql`SELECT e.extversion = a.default_version AS current FROM pg_extension e JOIN pg_available_extensions a ON a.name = e.extname WHERE e.extname = 'timescaledb'`;
+      expect(installed).toEqual({ current: true });
       const candles = await second.sql`SELECT close::float8 AS close FROM candles WHERE pair = 'BTCNGN' AND interval = '1d'`;
       expect(candles).toEqual([{ close: 150000000 }]);
       // hypertable inserts and cagg refreshes still work on the reopened directory
