@@ -5,6 +5,12 @@ TSX := $(NODE_BIN)/tsx
 STAMP := node_modules/.installed
 # DEMO=1: the key commands, migrate and backfill act on make demo's state (var/demo) instead of make run's (var)
 STATE := $(if $(DEMO),AFRATES_VAR_DIR=var/demo)
+# glibc's malloc raises its mmap and trim thresholds each time a large block is freed (up to 32
+# and 64 MB), after which freed memory stays in the process: make demo held ~100 MB more at rest
+# (WASM compilation, the backfill's buffers). Fixed at glibc's own starting values, large blocks
+# are mapped apart and given back when freed (bench/README.md). The Dockerfile sets the same.
+export MALLOC_MMAP_THRESHOLD_ := 131072
+export MALLOC_TRIM_THRESHOLD_ := 131072
 
 .DEFAULT_GOAL := help
 .PHONY: help install web run demo test migrate key keys revoke rotate backfill bench typecheck

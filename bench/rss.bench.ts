@@ -6,7 +6,8 @@
 // The process is `node --import tsx bin/demo.ts`: tsx's own launcher (`tsx file`, a parent process
 // of ~40 MB that only forwards signals) is not counted.
 //
-// Run: node_modules/.bin/tsx bench/rss.bench.ts   (or `make bench`)
+// Run: `make bench`, or make's environment and node_modules/.bin/tsx bench/rss.bench.ts (the Makefile
+// sets glibc's malloc thresholds for what it runs; the header says whether they were in effect)
 //   REST_SECONDS=120   how long to wait after the demo is ready (default 60)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,6 +19,7 @@ const REST_SECONDS = Number(process.env.REST_SECONDS ?? 60);
 const SAMPLE_MS = 5_000;
 const LIMIT_MB = 300;
 const READY_TIMEOUT_MS = 300_000;
+const MALLOC_SETTINGS = ['MALLOC_MMAP_THRESHOLD_', 'MALLOC_TRIM_THRESHOLD_'];
 
 check(Number.isFinite(REST_SECONDS) && REST_SECONDS > 0, `REST_SECONDS must be a positive number, not ${process.env.REST_SECONDS}`);
 
@@ -26,6 +28,10 @@ async function main(): Promise<void> {
   header('rss: make demo (database, simulated market, pipeline, API in one process) at rest', [
     `started with node --import tsx bin/demo.ts in a fresh data directory; ${REST_SECONDS} s at rest after 'demo ready', sampled every ${SAMPLE_MS / 1000} s`,
     `limit: ${LIMIT_MB} MB at rest`,
+    // make exports these (Makefile) and the child inherits them; run on its own, the figure is glibc's defaults'
+    MALLOC_SETTINGS.every((name) => process.env[name])
+      ? `malloc: ${MALLOC_SETTINGS.map((name) => `${name}=${process.env[name]}`).join(' ')} (as make demo runs)`
+      : 'malloc: glibc defaults (not run by make: make demo sets MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_, ~100 MB less at rest)',
   ]);
   const root = path.resolve(import.meta.dirname, '..');
   const varDir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-rss-'));
