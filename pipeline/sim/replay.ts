@@ -29,13 +29,29 @@ export class ReplayError extends Error {
 }
 
 class ReplayTape implements Tape {
-  readonly trades: SimTrade[];
+  private readonly trades: SimTrade[];
   private readonly index = new Map<string, number>();
 
   constructor(trades: SimTrade[]) {
     // Stable sort: trades with the same time keep the file's order.
     this.trades = trades.map((t, i) => ({ t, i })).sort((a, b) => a.t.time - b.t.time || a.i - b.i).map((x) => x.t);
     this.trades.forEach((t, i) => this.index.set(t.id, i));
+  }
+
+  get length(): number {
+    return this.trades.length;
+  }
+
+  at(i: number): SimTrade {
+    return { ...this.trades[i]! };
+  }
+
+  timeAt(i: number): number {
+    return this.trades[i]!.time;
+  }
+
+  atLeastId(id: number): number {
+    return this.trades.findIndex((t) => Number(t.id) >= id);
   }
 
   indexOf(id: string): number | undefined {

@@ -205,10 +205,7 @@ export async function startSimMarket(options: SimOptions = {}): Promise<SimMarke
       const tape = source.tape(venue, pair, at);
       if (!tape) return [];
       const out: SimTrade[] = [];
-      for (const t of tape.trades) {
-        if (t.time > at) break;
-        out.push({ ...t });
-      }
+      for (let i = 0; i < tape.length && tape.timeAt(i) <= at; i++) out.push(tape.at(i));
       return out;
     },
     listings() {

@@ -51,11 +51,16 @@ export type Fault = { kind: FaultKind; times?: number };
 
 /** One venue+pair's trades, sorted by time (ties keep their order), ids unique. */
 export interface Tape {
-  readonly trades: readonly SimTrade[];
-  /** Position of a trade id in `trades`. */
+  /** How many trades it holds. */
+  readonly length: number;
+  /** The i-th trade, oldest first: a new object each call, the caller's to keep or change. */
+  at(i: number): SimTrade;
+  /** The i-th trade's time, without making the trade. */
+  timeAt(i: number): number;
+  /** Position of a trade id. */
   indexOf(id: string): number | undefined;
-  /** Position of the first trade whose numeric id is at least `id` (-1: none), where ids grow along the tape. */
-  atLeastId?(id: number): number;
+  /** Position of the first trade whose numeric id is at least `id` (-1: none). */
+  atLeastId(id: number): number;
 }
 
 /** Units of fiat per 1 USD as one FX source reports them at some moment. */
@@ -89,24 +94,24 @@ export function splitPair(pair: string): { base: string; quote: string } | undef
 }
 
 /** The first index whose trade time is >= t (trades sorted by time). */
-export function lowerBound(trades: readonly SimTrade[], t: number): number {
+export function lowerBound(tape: Pick<Tape, 'length' | 'timeAt'>, t: number): number {
   let lo = 0;
-  let hi = trades.length;
+  let hi = tape.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (trades[mid]!.time < t) lo = mid + 1;
+    if (tape.timeAt(mid) < t) lo = mid + 1;
     else hi = mid;
   }
   return lo;
 }
 
 /** The first index whose trade time is > t. */
-export function upperBound(trades: readonly SimTrade[], t: number): number {
+export function upperBound(tape: Pick<Tape, 'length' | 'timeAt'>, t: number): number {
   let lo = 0;
-  let hi = trades.length;
+  let hi = tape.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (trades[mid]!.time <= t) lo = mid + 1;
+    if (tape.timeAt(mid) <= t) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -115,11 +120,9 @@ export function upperBound(trades: readonly SimTrade[], t: number): number {
 /** Trades with from <= time <= to, oldest first, at most max. */
 export function forward(tape: Tape, from: number, to: number, max: number): SimTrade[] {
   const out: SimTrade[] = [];
-  const trades = tape.trades;
-  for (let i = lowerBound(trades, from); i < trades.length && out.length < max; i++) {
-    const t = trades[i]!;
-    if (t.time > to) break;
-    out.push(t);
+  for (let i = lowerBound(tape, from); i < tape.length && out.length < max; i++) {
+    if (tape.timeAt(i) > to) break;
+    out.push(tape.at(i));
   }
   return out;
 }
@@ -127,11 +130,9 @@ export function forward(tape: Tape, from: number, to: number, max: number): SimT
 /** Trades with from <= time <= to, newest first, at most max. */
 export function backward(tape: Tape, from: number, to: number, max: number): SimTrade[] {
   const out: SimTrade[] = [];
-  const trades = tape.trades;
-  for (let i = upperBound(trades, to) - 1; i >= 0 && out.length < max; i--) {
-    const t = trades[i]!;
-    if (t.time < from) break;
-    out.push(t);
+  for (let i = upperBound(tape, to) - 1; i >= 0 && out.length < max; i--) {
+    if (tape.timeAt(i) < from) break;
+    out.push(tape.at(i));
   }
   return out;
 }

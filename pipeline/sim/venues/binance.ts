@@ -97,8 +97,8 @@ function aggTrades(req: WireRequest, ctx: WireContext): WireResponse {
   let list: SimTrade[] = [];
   if (tape) {
     if (fromId !== undefined) {
-      const at = tape.atLeastId ? tape.atLeastId(fromId) : tape.trades.findIndex((t) => Number(t.id) >= fromId);
-      if (at >= 0) list = tape.trades.slice(at, at + limit).filter((t) => t.time <= ctx.now);
+      const at = tape.atLeastId(fromId);
+      for (let i = at; at >= 0 && i < Math.min(at + limit, tape.length); i++) if (tape.timeAt(i) <= ctx.now) list.push(tape.at(i));
     } else if (startTime !== undefined) {
       list = forward(tape, startTime, Math.min(endTime ?? Infinity, ctx.now), limit);
     } else {

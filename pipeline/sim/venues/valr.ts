@@ -67,10 +67,10 @@ function trades(pairSymbol: string, req: WireRequest, ctx: WireContext): WireRes
       const at = tape.indexOf(beforeId);
       if (at === undefined) return fail(400, -11, `beforeId: unknown trade id ${beforeId}`);
       for (let i = at - 1; i >= 0 && list.length < skip + limit; i--) {
-        const t = tape.trades[i]!;
-        if (t.time > to) continue;
-        if (t.time < from) break;
-        list.push(t);
+        const time = tape.timeAt(i);
+        if (time > to) continue;
+        if (time < from) break;
+        list.push(tape.at(i));
       }
     } else {
       list = backward(tape, from, to, skip + limit);
