@@ -34,7 +34,7 @@ const ID_STRIDE = 100_000;
  * is served. Trade ids are kept as their sequence number (tradeId makes the venue's id from it).
  */
 class GeneratedTape implements Tape {
-  length = 0;
+  private count = 0;
   private time = new Float64Array(1024);
   private seq = new Float64Array(1024);
   private price = new Float64Array(1024);
@@ -50,6 +50,10 @@ class GeneratedTape implements Tape {
     startMs: number,
   ) {
     this.nextMinute = Math.floor(startMs / MINUTE);
+  }
+
+  get length(): number {
+    return this.count;
   }
 
   at(i: number): SimTrade {
@@ -93,8 +97,8 @@ class GeneratedTape implements Tape {
   }
 
   push(time: number, seq: number, price: number, amount: number, side: 'buy' | 'sell'): void {
-    if (this.length === this.time.length) this.resize(this.length * 2);
-    const i = this.length++;
+    if (this.count === this.time.length) this.resize(this.count * 2);
+    const i = this.count++;
     this.time[i] = time;
     this.seq[i] = seq;
     this.price[i] = price;
@@ -107,15 +111,15 @@ class GeneratedTape implements Tape {
     const n = lowerBound(this, t);
     // in steps of at least a quarter of the tape, so moving what is kept costs O(1) a trade
     if (n === 0 || n < this.length / 4) return;
-    for (const column of [this.time, this.seq, this.price, this.amount, this.sell]) column.copyWithin(0, n, this.length);
-    this.length -= n;
-    if (this.length < this.time.length / 4) this.resize(Math.max(1024, this.length * 2));
+    for (const column of [this.time, this.seq, this.price, this.amount, this.sell]) column.copyWithin(0, n, this.count);
+    this.count -= n;
+    if (this.count < this.time.length / 4) this.resize(Math.max(1024, this.count * 2));
   }
 
   private resize(size: number): void {
     const grow = <T extends Float64Array | Uint8Array>(column: T): T => {
       const next = new (column.constructor as new (n: number) => T)(size);
-      next.set(column.subarray(0, this.length));
+      next.set(column.subarray(0, this.count));
       return next;
     };
     this.time = grow(this.time);

@@ -135,6 +135,21 @@ describe('generated market', () => {
     }
   });
 
+  it("pages VALR's history back by trade id, every trade once, and refuses an id it never gave", async () => {
+    type ValrTrade = { id: string; tradedAt: string };
+    const page = async (query: string) => (await (await fetch(`${sim.url}/valr/v1/public/BTCZAR/trades${query}`)).json()) as ValrTrade[];
+    const newest = await page('');
+    const older = await page(`?beforeId=${newest.at(-1)!.id}`);
+    const all = sim.served('valr', 'BTCZAR').reverse(); // newest first, as VALR sends them
+    expect(newest.length).toBe(100);
+    expect([...newest, ...older].map((t) => t.id)).toEqual(all.slice(0, newest.length + older.length).map((t) => t.id));
+    // the same shape and sequence number, another hash part: not a trade of this market
+    const forged = newest[0]!.id.slice(0, -4) + (newest[0]!.id.endsWith('0000') ? '1111' : '0000');
+    const refused = await fetch(`${sim.url}/valr/v1/public/BTCZAR/trades?beforeId=${forged}`);
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ message: expect.stringContaining('unknown trade id') });
+  });
+
   it('answers unknown paths and venues with 404s in the venue style', async () => {
     expect((await fetch(`${sim.url}/kraken/0/public/Trades`)).status).toBe(404);
     const luno = await fetch(`${sim.url}/luno/api/1/nothing`);
