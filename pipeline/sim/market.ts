@@ -16,6 +16,7 @@ import {
   type SimVenue,
   type Tape,
   type TradeSource,
+  uuidSequence,
 } from './types.js';
 
 const MINUTE = 60_000;
@@ -318,7 +319,7 @@ function tradeId(venue: SimVenue, seq: number, seed: number): string {
 /** The sequence number in a trade id tradeId made (undefined: not such an id). */
 function seqOf(venue: SimVenue, id: string): number | undefined {
   if (venue !== 'valr') return /^\d{1,15}$/.test(id) ? Number(id) : undefined;
-  return /^[0-9a-f]{8}-[0-9a-f]{4}-/.test(id) ? parseInt(id.slice(0, 8) + id.slice(9, 13), 16) : undefined;
+  return uuidSequence(id);
 }
 
 function round(x: number, decimals: number): number {

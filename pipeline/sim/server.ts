@@ -12,7 +12,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { FaultBook, isFault } from './faults.js';
 import { GeneratedMarket } from './market.js';
 import { loadReplay } from './replay.js';
-import { SIM_FX_PREFIXES, SIM_VENUES, type Fault, type FxSourceId, type SimTrade, type TradeSource } from './types.js';
+import { SIM_FX_PREFIXES, SIM_VENUES, forward, type Fault, type FxSourceId, type SimTrade, type TradeSource } from './types.js';
 import { binanceWire } from './venues/binance.js';
 import { coinbaseWire, exchangeRateApiWire } from './venues/fx.js';
 import { lunoWire } from './venues/luno.js';
@@ -204,9 +204,7 @@ export async function startSimMarket(options: SimOptions = {}): Promise<SimMarke
       const at = now();
       const tape = source.tape(venue, pair, at);
       if (!tape) return [];
-      const out: SimTrade[] = [];
-      for (let i = 0; i < tape.length && tape.timeAt(i) <= at; i++) out.push(tape.at(i));
-      return out;
+      return forward(tape, -Infinity, at, Infinity);
     },
     listings() {
       return Object.fromEntries(Object.entries(source.listings()).map(([v, pairs]) => [v, [...pairs]]));

@@ -137,6 +137,14 @@ export function backward(tape: Tape, from: number, to: number, max: number): Sim
   return out;
 }
 
+/**
+ * The sequence number in a VALR-style trade id (time-ordered, UUID version 7 style: its first
+ * twelve hex digits are the sequence), undefined for any other id.
+ */
+export function uuidSequence(id: string): number | undefined {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-/.test(id) ? parseInt(id.slice(0, 8) + id.slice(9, 13), 16) : undefined;
+}
+
 /** Decimal string without exponent notation, round-tripping the number. */
 export function decimal(n: number): string {
   const s = String(n);

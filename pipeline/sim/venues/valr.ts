@@ -6,7 +6,7 @@
 // and inclusive; skip pages through the filtered result; beforeId keeps only trades before that id.
 // Errors are {"code": -N, "message": "..."}; a rate-limited request also carries x-valr-ratelimited.
 import { amountDecimals, priceDecimals, venueSymbol } from '../catalog.js';
-import { backward, decimal, type SimTrade, type Tape } from '../types.js';
+import { backward, decimal, uuidSequence, type SimTrade, type Tape } from '../types.js';
 import { intParam, listedPairs, type Wire, type WireContext, type WireRequest, type WireResponse } from '../wire.js';
 
 const PAGE = 100;
@@ -42,8 +42,7 @@ function isoParam(query: URLSearchParams, name: string): number | undefined {
 
 /** VALR sequence ids are numbers; ours are the time-ordered prefix of the trade id. */
 function sequenceId(tape: Tape, t: SimTrade): number {
-  if (/^[0-9a-f]{8}-[0-9a-f]{4}-/.test(t.id)) return parseInt(t.id.slice(0, 8) + t.id.slice(9, 13), 16);
-  return (tape.indexOf(t.id) ?? 0) + 1;
+  return uuidSequence(t.id) ?? (tape.indexOf(t.id) ?? 0) + 1;
 }
 
 function trades(pairSymbol: string, req: WireRequest, ctx: WireContext): WireResponse {
