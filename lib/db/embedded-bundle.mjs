@@ -59,12 +59,12 @@ export function withoutUpdateScripts(tar) {
  * new PGlite build gets a new file; written under a temporary name and renamed, so processes
  * starting together never read half a file).
  * @param {URL} source
+ * @param {string} [dir] where to keep it (tests give their own)
  * @returns {URL}
  */
-export function slimTimescaledbBundle(source) {
+export function slimTimescaledbBundle(source, dir = path.join(os.tmpdir(), 'afrates-pglite')) {
   const original = readFileSync(source);
   const hash = createHash('sha256').update(original).digest('hex').slice(0, 16);
-  const dir = path.join(os.tmpdir(), 'afrates-pglite');
   const file = path.join(dir, `timescaledb-${hash}-install-only.tar.gz`);
   if (!existsSync(file)) {
     mkdirSync(dir, { recursive: true });

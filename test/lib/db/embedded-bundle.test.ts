@@ -1,6 +1,9 @@
 // TimescaleDB's bundle for the embedded database, without the update scripts PGlite would keep in memory.
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -39,6 +42,36 @@ describe('TimescaleDB bundle for the embedded database', () => {
     const pax = Buffer.concat([entry('PaxHeader/long', '30 path=a/very/long/name.sql\n', 'x'), keep, Buffer.alloc(1024)]);
     expect(() => withoutUpdateScripts(pax)).toThrow(/type 'x'/);
     expect(() => withoutUpdateScripts(keep)).toThrow(/ends inside a tar header/);
+  });
+
+  it('is written whole when several databases start at once on a fresh machine', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-bundle-'));
+    try {
+      // each thread as a database worker does it, all at the same moment, and reads the file at
+      // once, as PGlite does (a half-written one would not unzip)
+      const code = `const { parentPort, workerData } = require('node:worker_threads');
+        const { readFileSync } = require('node:fs');
+        const { gunzipSync } = require('node:zlib');
+        import(workerData.module).then((m) => {
+          const url = m.slimTimescaledbBundle(new URL(workerData.source), workerData.dir);
+          gunzipSync(readFileSync(url));
+          parentPort.postMessage(url.href);
+        });`;
+      const module = pathToFileURL(path.resolve('lib/db/embedded-bundle.mjs')).href;
+      const urls = await Promise.all(
+        Array.from({ length: 6 }, () => {
+          const worker = new Worker(code, { eval: true, workerData: { module, source: bundled.href, dir } });
+          return new Promise<string>((resolve, reject) => worker.once('message', resolve).once('error', reject)).finally(() => worker.terminate());
+        }),
+      );
+      expect(new Set(urls).size).toBe(1);
+      expect(fs.readdirSync(dir)).toEqual([path.basename(new URL(urls[0]!).pathname)]); // no half-written file left
+      const { kept, dropped } = withoutUpdateScripts(gunzipSync(fs.readFileSync(new URL(urls[0]!))));
+      expect(dropped).toEqual([]);
+      expect(kept).toContain('share/postgresql/extension/timescaledb.control');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('writes the slim bundle once, where PGlite reads it', () => {
