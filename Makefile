@@ -5,10 +5,18 @@ TSX := $(NODE_BIN)/tsx
 STAMP := node_modules/.installed
 # DEMO=1: the key commands, migrate and backfill act on make demo's state (var/demo) instead of make run's (var)
 STATE := $(if $(DEMO),AFRATES_VAR_DIR=var/demo)
-# glibc's malloc raises its mmap and trim thresholds each time a large block is freed (up to 32
-# and 64 MB), after which freed memory stays in the process: make demo held ~100 MB more at rest
-# (WASM compilation, the backfill's buffers). Fixed at glibc's own starting values, large blocks
-# are mapped apart and given back when freed (bench/README.md). The Dockerfile sets the same.
+# Memory given back: what run and demo start uses jemalloc where the system has it (Debian's
+# libjemalloc2, which the Docker image installs too): its background thread returns pages freed for
+# a second, where glibc's malloc keeps what is freed below the top of its heaps (make demo at rest
+# 313 -> 275 MB, bench/README.md). Only those targets (and the benchmarks' service processes):
+# npm, vite and Chromium keep their own (Chromium's sandboxed GPU process dies with jemalloc's thread).
+JEMALLOC := $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 /usr/lib/aarch64-linux-gnu/libjemalloc.so.2))
+JEMALLOC_CONF := background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0
+ALLOCATOR := $(if $(JEMALLOC),LD_PRELOAD=$(JEMALLOC) MALLOC_CONF=$(JEMALLOC_CONF))
+# Without jemalloc, glibc's malloc: it raises its mmap and trim thresholds each time a large block
+# is freed (up to 32 and 64 MB), after which freed memory stays in the process (make demo held ~100
+# MB more at rest). Fixed at glibc's own starting values, large blocks are mapped apart and given
+# back when freed. jemalloc ignores them.
 export MALLOC_MMAP_THRESHOLD_ := 131072
 export MALLOC_TRIM_THRESHOLD_ := 131072
 
@@ -37,10 +45,10 @@ $(WEB_STAMP): $(STAMP) $(WEB_SOURCES)
 web: $(WEB_STAMP) ## build the web front end (make run, demo and test do it when web/ changed)
 
 run: $(STAMP) $(WEB_STAMP) ## migrate and run the service (pipeline + API) against real venues; embedded DB unless DATABASE_URL
-	$(TSX) bin/serve.ts
+	$(ALLOCATOR) $(TSX) bin/serve.ts
 
 demo: $(STAMP) $(WEB_STAMP) ## run everything against the simulated market (REPLAY=trades.jsonl plays a file)
-	MARKET=simulated $(TSX) bin/demo.ts $(if $(REPLAY),--replay $(REPLAY))
+	MARKET=simulated $(ALLOCATOR) $(TSX) bin/demo.ts $(if $(REPLAY),--replay $(REPLAY))
 
 test: $(STAMP) $(WEB_STAMP) ## run every test (TEST_DATABASE_URL=postgres://... runs them on a real TimescaleDB)
 	$(NODE_BIN)/tsc --noEmit

@@ -31,7 +31,7 @@ import { generateFx, generateTrades } from '../test/support/market.js';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { check, fmt, header, limitRow, machine, median, percentile, procMemoryMb, round, runBench, since, table } from './support.js';
+import { allocatorEnv, check, fmt, header, limitRow, machine, median, percentile, procMemoryMb, round, runBench, since, table } from './support.js';
 
 /** Limits (issue 9); the page's over HTTP differs by database. */
 const LIMITS = { pageSqlMs: 40, pageHttpServerMs: 150, pageHttpEmbeddedMs: 600, premiumSqlMs: 50, liveRatio: 0.6, liveP99Ms: 10, marketsRatio: 0.4, apiRssMb: 150 };
@@ -43,14 +43,14 @@ const LIMITS = { pageSqlMs: 40, pageHttpServerMs: 150, pageHttpEmbeddedMs: 600, 
  */
 const FLOOR_LIMITS = { pageSqlRatio: 40 / 15, pageHttpRatio: 150 / 100 };
 
-/** An API-only process (ROLE=api) on the same database: its RSS once it listens, in MB. */
+/** An API-only process (ROLE=api) on the same database, with make run's allocator: its RSS once it listens, in MB. */
 async function apiOnlyRss(databaseUrl: string): Promise<number> {
   const root = path.resolve(import.meta.dirname, '..');
   fs.mkdirSync(path.join(root, 'var'), { recursive: true }); // a fresh clone has none yet
   const varDir = fs.mkdtempSync(path.join(root, 'var', 'bench-api-'));
   const proc = spawn(process.execPath, ['--import', 'tsx', 'bin/serve.ts'], {
     cwd: root,
-    env: { ...process.env, ROLE: 'api', DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', AFRATES_VAR_DIR: varDir, LOG_LEVEL: 'info', REDIS_URL: '' },
+    env: { ...process.env, ...allocatorEnv(), ROLE: 'api', DATABASE_URL: databaseUrl, PORT: '0', HOST: '127.0.0.1', AFRATES_VAR_DIR: varDir, LOG_LEVEL: 'info', REDIS_URL: '' },
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   try {

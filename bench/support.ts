@@ -1,6 +1,8 @@
 // Helpers shared by the benchmarks (not a benchmark itself: `make bench` runs bench/*.bench.ts only).
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 
 /** Plain-text table: the first row is the header; columns are padded, numbers right-aligned. */
 export function table(rows: readonly (readonly (string | number)[])[]): string {
@@ -94,4 +96,21 @@ export function runBench(main: () => Promise<void>): void {
 export function procMemoryMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
   const kb = new RegExp(`${field}:\\s+(\\d+)`).exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
   return Number(kb) / 1024;
+}
+
+/**
+ * The environment make gives what it starts (make run, make demo): the Makefile's `ALLOCATOR`
+ * (jemalloc where the system has it) and its exported malloc settings, read from make itself so
+ * that a benchmark's child process runs as make runs the service, whoever started the benchmark.
+ * Not for Chromium, whose sandboxed GPU process dies with jemalloc's background thread.
+ */
+export function allocatorEnv(): Record<string, string> {
+  const root = path.resolve(import.meta.dirname, '..');
+  const printed = execFileSync('make', ['-s', '--no-print-directory', '--eval', "print-allocator: ; @echo $(ALLOCATOR) MALLOC_MMAP_THRESHOLD_=$$MALLOC_MMAP_THRESHOLD_ MALLOC_TRIM_THRESHOLD_=$$MALLOC_TRIM_THRESHOLD_", 'print-allocator'], { cwd: root }).toString();
+  return Object.fromEntries(printed.trim().split(/\s+/).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+}
+
+/** Which allocator a running process allocates with, from what it has mapped. */
+export function allocatorOf(pid: number): 'jemalloc' | 'glibc' {
+  return fs.readFileSync(`/proc/${pid}/maps`, 'utf8').includes('libjemalloc') ? 'jemalloc' : 'glibc';
 }

@@ -44,14 +44,6 @@ function importedPackages(dir: string): Set<string> {
 }
 
 describe('the production build', () => {
-  it("runs with the malloc settings make gives what it runs (memory given back: bench/README.md)", async () => {
-    const env = (text: string) => Object.fromEntries([...text.matchAll(/(MALLOC_[A-Z_]+)=(\d+)/g)].map((m) => [m[1], m[2]]));
-    const image = env(fs.readFileSync(path.join(root, 'Dockerfile'), 'utf8'));
-    const { stdout } = await promisify(execFile)('make', ['-s', '--no-print-directory', '--eval', 'malloc-env: ; @env | grep ^MALLOC_', 'malloc-env'], { cwd: root, env: { PATH: process.env.PATH } });
-    expect(Object.keys(image).sort()).toEqual(['MALLOC_MMAP_THRESHOLD_', 'MALLOC_TRIM_THRESHOLD_']);
-    expect(env(stdout)).toEqual(image);
-  });
-
   it('imports production dependencies only', () => {
     const missing = [...importedPackages(out)].filter((name) => !(name in pkg.dependencies));
     expect(missing).toEqual([]);

@@ -1,0 +1,60 @@
+// Memory given back: the service, started as make starts it (make run, make demo, make bench), runs
+// on jemalloc where the system has it, whose background thread returns freed pages to the system
+// within seconds; glibc's malloc keeps what is freed below the top of its heaps, and a process that
+// once held a burst (a backfill, a large page) held it for good (bench/README.md). The Docker image
+// runs with the same settings.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const run = promisify(execFile);
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-allocator-'));
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+/** What make evaluates `expression` to, in the project's Makefile. */
+async function makeValue(expression: string): Promise<string> {
+  const { stdout } = await run('make', ['-s', '--no-print-directory', '--eval', `print-value: ; @echo '${expression}'`, 'print-value'], { cwd: root });
+  return stdout.trim();
+}
+
+const jemalloc = await makeValue('$(JEMALLOC)');
+
+// 300 MB in 64 KB blocks, each beside a 2 KB block that stays (as a server's long-lived objects sit
+// between its buffers): the large ones freed, then the process's resident memory 3 s later
+const BURST = `
+const fs = require('node:fs');
+const rssMb = () => Number(/VmRSS:\\s+(\\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))[1]) / 1024;
+const before = rssMb();
+let burst = [];
+const kept = [];
+for (let i = 0; i < 4800; i++) { burst.push(Buffer.alloc(65536, 1)); kept.push(Buffer.alloc(2048, 1)); }
+const peak = rssMb();
+burst = null;
+global.gc();
+setTimeout(() => console.log(JSON.stringify({ before, peak, after: rssMb(), kept: kept.length })), 3000);
+`;
+
+describe('the memory allocator', () => {
+  it.skipIf(!jemalloc)('gives a freed burst of memory back within seconds, for what make starts (make run, demo, bench)', async () => {
+    const probe = path.join(dir, 'burst.cjs');
+    fs.writeFileSync(probe, BURST);
+    // the very prefix make puts before what it starts
+    const { stdout } = await run('make', ['-s', '--no-print-directory', '--eval', `burst: ; @$(ALLOCATOR) ${process.execPath} --expose-gc ${probe}`, 'burst'], { cwd: root });
+    const { before, peak, after } = JSON.parse(stdout) as { before: number; peak: number; after: number };
+    expect(peak - before).toBeGreaterThan(250); // the burst was resident
+    expect(after - before).toBeLessThan(60); // glibc's malloc: still ~320 MB above
+  });
+
+  it('is the same in the Docker image as for make', async () => {
+    const dockerfile = fs.readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+    const env = /^ENV LD_PRELOAD=(\S+) MALLOC_CONF=(\S+)$/m.exec(dockerfile);
+    expect(env, 'the Dockerfile preloads jemalloc with MALLOC_CONF').not.toBeNull();
+    expect(env![1]).toMatch(/libjemalloc\.so\.2$/);
+    expect(dockerfile).toContain('libjemalloc2');
+    expect(env![2]).toBe(await makeValue('$(JEMALLOC_CONF)'));
+  });
+});
