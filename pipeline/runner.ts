@@ -206,13 +206,19 @@ export class Pipeline {
     const id = state.venue.id;
     if (this.now() < state.nextAttemptAt) return;
     let failures = 0;
+    // this run's errors: for the cycle's record (published with others' runs) and this run's log line
+    const errors: CycleReport['errors'] = [];
+    const failed = (error: CycleReport['errors'][number]) => {
+      errors.push(error);
+      this.unpublished.errors.push(error);
+    };
     let discoveryFailed = false;
     let inserted = 0;
     try {
       if (state.listings.length === 0 || this.now() - state.discoveredAt > DAY_MS) await this.discover(state);
     } catch (err) {
       discoveryFailed = true;
-      this.unpublished.errors.push({ source: id, error: `loadMarkets: ${(err as Error).message}`.slice(0, 500) });
+      failed({ source: id, error: `loadMarkets: ${(err as Error).message}`.slice(0, 500) });
     }
     if (!this.settled) {
       const recorded = await settledPoints(this.o.sql).catch(() => null);
@@ -252,7 +258,7 @@ export class Pipeline {
         // a market the venue no longer knows by that name: look at its list again soon
         if (err instanceof BadSymbol) state.discoveredAt = Math.min(state.discoveredAt, this.now() - DAY_MS + REDISCOVER_MS);
         const message = `${(err as Error).constructor.name}: ${(err as Error).message}`.slice(0, 500);
-        this.unpublished.errors.push({ source: id, pair: listing.pair, error: message });
+        failed({ source: id, pair: listing.pair, error: message });
         await this.recordHealth(id, listing.pair, false, null, message).catch(() => {});
       }
     }
@@ -263,8 +269,9 @@ export class Pipeline {
     state.failedCycles = allFailed ? state.failedCycles + 1 : 0;
     // after 3 failed cycles in a row: pause 1, 2, 4 ... up to 10 minutes before trying again
     state.nextAttemptAt = state.failedCycles >= 3 ? this.now() + Math.min(600_000, 60_000 * 2 ** (state.failedCycles - 3)) : 0;
-    this.o.log[failures || discoveryFailed ? 'warn' : 'info'](
-      { venue: id, pairs: state.listings.length, inserted, failures, ms: this.now() - started, failedCycles: state.failedCycles },
+    // what failed and why, in the line an operator reads (venue_health and ingest_cycles keep it too)
+    this.o.log[errors.length ? 'warn' : 'info'](
+      { venue: id, pairs: state.listings.length, inserted, failures, ms: this.now() - started, failedCycles: state.failedCycles, ...(errors.length ? { errors } : {}) },
       'venue cycle',
     );
   }

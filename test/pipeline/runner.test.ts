@@ -19,9 +19,26 @@ let db: Database;
 let cycleStart: number;
 
 /** paced: honour each venue's published limits (slow: VALR allows one call every 2.5 s). */
-function pipeline(paced = false) {
+function pipeline(paced = false, log = testLog) {
   const config = loadConfig({ MARKET: 'simulated', SIM_URL: sim.url, CYCLE_SECONDS: '60' });
-  return new Pipeline({ config, log: testLog, sql: db.sql, venues, now, initialLookbackMs: LOOKBACK, retryDelaysMs: [5, 10], requestTimeoutMs: 400, unpaced: !paced });
+  return new Pipeline({ config, log, sql: db.sql, venues, now, initialLookbackMs: LOOKBACK, retryDelaysMs: [5, 10], requestTimeoutMs: 400, unpaced: !paced });
+}
+
+interface VenueCycleLine {
+  level: number;
+  venue: string;
+  failures: number;
+  errors?: { pair: string; error: string }[];
+}
+
+/** A logger that keeps each venue's 'venue cycle' line, as an operator reads it. */
+function venueCycleLines(lines: VenueCycleLine[]) {
+  return pino({ level: 'info' }, {
+    write: (line: string) => {
+      const entry = JSON.parse(line) as VenueCycleLine & { msg: string };
+      if (entry.msg === 'venue cycle') lines.push(entry);
+    },
+  });
 }
 
 /** Every stored trade of a venue+pair equals what the simulator served since collection began. */
@@ -131,14 +148,21 @@ describe('faults', () => {
   });
 
   for (const kind of ['server_error', 'malformed', 'timeout'] as const) {
-    it(`marks a venue failing on persistent ${kind}, keeps the others going, and recovers without a gap`, async () => {
-      const p = pipeline();
+    it(`marks a venue failing on persistent ${kind}, says which pairs and why in its log line, keeps the others going, and recovers without a gap`, async () => {
+      const lines: VenueCycleLine[] = [];
+      const p = pipeline(false, venueCycleLines(lines));
       clock += 2 * 60_000;
       sim.setFault('quidax', { kind });
       const report = await p.runTradeCycle();
       const quidaxErrors = report.errors.filter((e) => e.source === 'quidax');
       expect(quidaxErrors.length).toBeGreaterThan(0);
       expect(report.errors.every((e) => e.source === 'quidax')).toBe(true);
+      // the operator's line names each failed pair with its error; the healthy venues' lines name none
+      const quidaxLine = lines.find((l) => l.venue === 'quidax')!;
+      expect(quidaxLine.level).toBe(40);
+      expect(quidaxLine.errors?.map((e) => e.pair).sort()).toEqual(quidaxErrors.map((e) => e.pair).sort());
+      expect(quidaxLine.errors?.map((e) => e.error)).toEqual(quidaxErrors.map((e) => e.error));
+      expect(lines.filter((l) => l.venue !== 'quidax').every((l) => l.level === 30 && l.errors === undefined)).toBe(true);
       const health = await failing('quidax');
       expect(health.every((h) => h.consecutive_failures >= 1 && h.last_error)).toBe(true);
       await expectExactly('luno', 'BTCNGN');
