@@ -1,4 +1,4 @@
-// Memory given back: the service, started as make starts it (make run, make demo, make bench), runs
+// Memory given back: the service, started as make starts it (make run, make demo), runs
 // on jemalloc where the system has it, whose background thread returns freed pages to the system
 // within seconds; glibc's malloc keeps what is freed below the top of its heaps, and a process that
 // once held a burst (a backfill, a large page) held it for good (bench/README.md). The Docker image
@@ -39,7 +39,7 @@ setTimeout(() => console.log(JSON.stringify({ before, peak, after: rssMb(), kept
 `;
 
 describe('the memory allocator', () => {
-  it.skipIf(!jemalloc)('gives a freed burst of memory back within seconds, for what make starts (make run, demo, bench)', async () => {
+  it.skipIf(!jemalloc)('gives a freed burst of memory back within seconds, for what make starts (make run, make demo)', async () => {
     const probe = path.join(dir, 'burst.cjs');
     fs.writeFileSync(probe, BURST);
     // the very prefix make puts before what it starts
