@@ -6,11 +6,12 @@ STAMP := node_modules/.installed
 # DEMO=1: the key commands, migrate and backfill act on make demo's state (var/demo) instead of make run's (var)
 STATE := $(if $(DEMO),AFRATES_VAR_DIR=var/demo)
 # Memory given back: what run and demo start uses jemalloc where the system has it (Debian's
-# libjemalloc2, which the Docker image installs too): its background thread returns pages freed for
-# a second, where glibc's malloc keeps what is freed below the top of its heaps (make demo at rest
-# 313 -> 275 MB, bench/README.md). Only those targets (and the benchmarks' service processes):
-# npm, vite and Chromium keep their own (Chromium's sandboxed GPU process dies with jemalloc's thread).
-JEMALLOC := $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 /usr/lib/aarch64-linux-gnu/libjemalloc.so.2))
+# libjemalloc2, which the Docker image installs too; Fedora's and Arch's jemalloc): its background
+# thread returns pages freed for a second, where glibc's malloc keeps what is freed below the top of
+# its heaps (make demo at rest 313 -> 275 MB, bench/README.md). Only those targets (and the
+# benchmarks' service processes): npm, vite and Chromium keep their own (Chromium's sandboxed GPU
+# process dies with jemalloc's thread). Looked for at Debian's multiarch paths, then Fedora's, Arch's.
+JEMALLOC := $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 /usr/lib/aarch64-linux-gnu/libjemalloc.so.2 /usr/lib64/libjemalloc.so.2 /usr/lib/libjemalloc.so.2))
 JEMALLOC_CONF := background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0
 ALLOCATOR := $(if $(JEMALLOC),LD_PRELOAD=$(JEMALLOC) MALLOC_CONF=$(JEMALLOC_CONF))
 # Without jemalloc, glibc's malloc: it raises its mmap and trim thresholds each time a large block
