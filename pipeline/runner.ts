@@ -205,7 +205,6 @@ export class Pipeline {
     const started = this.now();
     const id = state.venue.id;
     if (this.now() < state.nextAttemptAt) return;
-    let failures = 0;
     // this run's errors: for the cycle's record (published with others' runs) and this run's log line
     const errors: CycleReport['errors'] = [];
     const failed = (error: CycleReport['errors'][number]) => {
@@ -254,7 +253,6 @@ export class Pipeline {
           );
         }
       } catch (err) {
-        failures++;
         // a market the venue no longer knows by that name: look at its list again soon
         if (err instanceof BadSymbol) state.discoveredAt = Math.min(state.discoveredAt, this.now() - DAY_MS + REDISCOVER_MS);
         const message = `${(err as Error).constructor.name}: ${(err as Error).message}`.slice(0, 500);
@@ -265,6 +263,7 @@ export class Pipeline {
     const rows = this.unpublished.rowsBySource;
     rows[id] = (rows[id] ?? 0) + inserted;
     // all failed: discovery failed with nothing listed, or every listed pair failed
+    const failures = errors.filter((e) => e.pair !== undefined).length; // pairs that failed (not the market list)
     const allFailed = state.listings.length === 0 ? discoveryFailed : failures === state.listings.length;
     state.failedCycles = allFailed ? state.failedCycles + 1 : 0;
     // after 3 failed cycles in a row: pause 1, 2, 4 ... up to 10 minutes before trying again
