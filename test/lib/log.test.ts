@@ -1,0 +1,98 @@
+// The service's log lines (lib/log.ts), as an operator reading its stdout sees them: written
+// asynchronously, yet none lost when the process ends, however it ends short of a kill; a reader
+// that stalls stalls neither the service nor its memory, and what could not wait is counted.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MAX_PENDING_BYTES } from '../../lib/log.js';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-log-'));
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+// A process that logs `lines` lines of ~200 bytes (a pause every 100, as a server's lines come
+// between its work), then ends as `end` says; every second, on stderr, how many it has logged.
+const CHILD = `
+import { createLogger } from ${JSON.stringify(pathToFileURL(path.join(root, 'lib/log.ts')).href)};
+const [lines, end] = [Number(process.argv[2]), process.argv[3]];
+const log = createLogger('info');
+const ticker = setInterval(() => process.stderr.write('logged ' + logged + '\\n'), 1000);
+let logged = 0;
+for (; logged < lines; logged++) {
+  log.info({ n: logged, path: '/v1/rates/live', requestId: 'req_' + 'x'.repeat(100) }, 'line');
+  if (logged % 100 === 0) await new Promise((r) => setImmediate(r));
+}
+process.stderr.write('done ' + logged + '\\n');
+clearInterval(ticker);
+if (end === 'exit') process.exit(3);
+if (end === 'throw') throw new Error('crashed on purpose');
+`;
+const childFile = path.join(dir, 'child.mts');
+fs.writeFileSync(childFile, CHILD);
+
+interface Run {
+  code: number | null;
+  lines: { msg: string; n?: number; dropped?: number; time: string }[];
+  stderr: string;
+}
+
+/**
+ * Runs the child. With `stalled`, its stdout is not read until it says on stderr that it has
+ * logged everything, or until `stalled` ms have passed (a child that blocked never says so).
+ */
+function runChild(lines: number, end: 'return' | 'exit' | 'throw', stalled?: number): Promise<Run & { doneUnread: boolean }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', childFile, String(lines), end], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  const chunks: Buffer[] = [];
+  let stderr = '';
+  let reading = false;
+  let doneUnread = false;
+  const read = () => {
+    if (reading) return;
+    reading = true;
+    child.stdout.on('data', (c: Buffer) => chunks.push(c));
+  };
+  child.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString();
+    if (stderr.includes('done') && !reading) {
+      doneUnread = true;
+      read();
+    }
+  });
+  if (stalled) setTimeout(read, stalled).unref();
+  else read();
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const text = Buffer.concat(chunks).toString();
+      resolve({ code, stderr, doneUnread, lines: text.split('\n').filter(Boolean).map((l) => JSON.parse(l)) });
+    });
+  });
+}
+
+describe('the service log', () => {
+  it.each(['return', 'exit', 'throw'] as const)('holds every line logged before the process ends (it ends by %s)', async (end) => {
+    const run = await runChild(20_000, end);
+    expect(run.code).toBe({ return: 0, exit: 3, throw: 1 }[end]);
+    const numbered = run.lines.filter((l) => l.msg === 'line');
+    expect(numbered.map((l) => l.n)).toEqual(Array.from({ length: 20_000 }, (_, i) => i)); // all, once each, in order
+    expect(numbered.every((l) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(l.time))).toBe(true);
+    if (end === 'throw') expect(run.stderr).toContain('crashed on purpose');
+  });
+
+  it('goes on while its reader stalls, holds at most MAX_PENDING_BYTES, and reports what it dropped', async () => {
+    // ~60 MB of lines into a pipe nobody reads: the process must neither block on it (a pipe holds
+    // 64 KB) nor keep them all
+    const lines = 250_000;
+    const run = await runChild(lines, 'return', 30_000);
+    expect(run.code).toBe(0);
+    expect(run.doneUnread).toBe(true); // it logged everything while nobody read
+    const received = run.lines.filter((l) => l.msg === 'line').length;
+    const dropped = run.lines.filter((l) => l.msg.startsWith('log lines dropped')).reduce((n, l) => n + l.dropped!, 0);
+    expect(received).toBeLessThan(lines); // not all of it waited
+    expect(received * 200).toBeLessThan(MAX_PENDING_BYTES * 1.5); // what waited was bounded
+    expect(received + dropped).toBe(lines); // and every line is either there or counted
+  });
+});
