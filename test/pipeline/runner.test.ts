@@ -177,6 +177,30 @@ describe('faults', () => {
     });
   }
 
+  it("names the one pair that failed in its venue line, and stores the venue's other pairs", async () => {
+    const lines: VenueCycleLine[] = [];
+    const p = pipeline(false, venueCycleLines(lines));
+    clock += 60_000;
+    expect((await p.runTradeCycle()).errors).toEqual([]); // its markets loaded: from here on one request per pair
+    lines.length = 0;
+    clock += 60_000;
+    // every attempt at the next request fails (the first try and both retries), and nothing after it
+    sim.setFault('quidax', { kind: 'server_error', times: 3 });
+    const report = await p.runTradeCycle();
+    expect(report.errors.map((e) => e.source)).toEqual(['quidax']);
+    const failed = report.errors[0]!.pair;
+    const quidaxLine = lines.find((l) => l.venue === 'quidax')!;
+    expect(quidaxLine.level).toBe(40);
+    expect(quidaxLine.failures).toBe(1);
+    expect(quidaxLine.errors).toEqual([expect.objectContaining({ pair: failed, error: report.errors[0]!.error })]);
+    for (const pair of sim.listings().quidax!.filter((x) => x !== failed)) await expectExactly('quidax', pair);
+
+    clock += 60_000;
+    expect((await p.runTradeCycle()).errors).toEqual([]);
+    await expectAllExact(); // the failed pair's trades too, once it answered again
+    await p.stop();
+  });
+
   it('stores repeated and shuffled trades once each', async () => {
     const p = pipeline();
     clock += 4 * 60_000;
