@@ -488,6 +488,7 @@ async function main(): Promise<void> {
     console.log(`  one request alone (no other load), median of ${SINGLE_PAGES}: ${fmt(plainMs)} ms plain, ${fmt(gzMs)} ms gzip`);
     if (results.some((r) => r.requests < 100)) console.log('  (fewer than 100 timed requests: p99 is the slowest one)');
     console.log(`keys issued: ${keys.issued} enterprise (at most ${REQUESTS_PER_KEY} requests each)`);
+    await new Promise<void>((resolve) => log.flush(() => resolve())); // the last lines are written asynchronously
     const logText = fs.readFileSync(logFile, 'utf8');
     const accessLines = logText.split('\n').filter((l) => l.includes('"msg":"request"')).length;
     const apiRequests = results.slice(1).reduce((n, r) => n + r.requests, 0);

@@ -7,7 +7,7 @@
 // a log reader that stalled (a full pipe) stalled every request with it. Lines still waiting are
 // written out when the process exits, however it exits short of a kill (pino flushes on 'exit').
 // A reader that stalls for long: past MAX_PENDING_BYTES, lines are dropped rather than held, and
-// how many is logged once stdout takes lines again.
+// how many is logged once what waited has been written.
 import { destination, pino, type Logger } from 'pino';
 
 export type { Logger };
@@ -47,7 +47,8 @@ export function createLogger(level: string, base: Record<string, unknown> = {}, 
   const log = pino(options, out);
   let dropped = 0;
   out.on('drop', () => dropped++);
-  out.on('write', () => {
+  // said once all that waited is written: into a full buffer the warning would be dropped itself
+  out.on('drain', () => {
     if (dropped === 0) return;
     const lines = dropped;
     dropped = 0;
