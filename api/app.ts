@@ -7,6 +7,7 @@ import { admit } from './middleware/auth.js';
 import { envelope } from './middleware/envelope.js';
 import { bodyError } from './middleware/errors.js';
 import { mountOpenApi } from './routes/openapi.js';
+import { memoisedRouting } from './routing.js';
 import { operations, routeModules } from './routes/index.js';
 import { serveWeb } from './web.js';
 
@@ -44,26 +45,13 @@ function readBody(parse: Koa.Middleware): Koa.Middleware<AppState> {
   };
 }
 
-/** Whether a route serves a method and path: memoised, since it is asked on every request. */
-function routeExists(router: Router<AppState>): (path: string, method: string) => boolean {
-  const known = new Map<string, boolean>();
-  return (path, method) => {
-    const key = `${method} ${path}`;
-    let exists = known.get(key);
-    if (exists === undefined) {
-      exists = router.match(path, method).route;
-      if (known.size >= 10_000) known.clear(); // bounded: paths carry parameters
-      known.set(key, exists);
-    }
-    return exists;
-  };
-}
-
 export function createApp(deps: AppDeps): Koa<AppState> {
   const router = new Router<AppState>();
   for (const m of routeModules) m.mount(router, deps);
   // for the document: health is never limited; the web pages' endpoints have a per-minute limit of their own, no monthly quota
   mountOpenApi(router, deps, operations, { notLimited: new Set([...NOT_LIMITED].filter((p) => !PUBLIC_WEB.includes(p))), noMonthlyQuota: new Set(PUBLIC_WEB) });
+
+  const routing = memoisedRouting(router);
 
   // behind N proxies: the client is the address the first of them saw, the N-th entry from the right
   const app = new Koa<AppState>({ proxy: deps.config.trustProxyHops > 0, maxIpsCount: deps.config.trustProxyHops });
@@ -71,9 +59,9 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const simulated = () => deps.config.market === 'simulated' || deps.snapshot.market === 'simulated';
   app.use(envelope({ metrics: deps.metrics, log: deps.log, deadlineMs: deps.config.apiDeadlineMs, simulated }));
   app.use(serveWeb()); // the web pages and their assets (web/dist): before keys and limits, which are the API's
-  app.use(admit({ keys: deps.keys, gatewaySecret: deps.config.gatewaySecret, limiter: deps.limiter, notLimited: NOT_LIMITED, public: NO_KEY, isRoute: routeExists(router) }));
+  app.use(admit({ keys: deps.keys, gatewaySecret: deps.config.gatewaySecret, limiter: deps.limiter, notLimited: NOT_LIMITED, public: NO_KEY, isRoute: routing.isRoute }));
   app.use(readBody(bodyParser({ enableTypes: ['json'], jsonLimit: '16kb', encoding: 'utf-8', parsedMethods: HAS_BODY })));
-  app.use(router.routes());
+  app.use(routing.routes);
   app.use(router.allowedMethods()); // 405 (or 501) with Allow: the envelope puts it in the error shape
 
   app.on('error', (err: unknown, ctx?: { state?: AppState }) => {

@@ -381,6 +381,21 @@ describe('errors and documents', () => {
     expect(res.headers.get('x-ratelimit-limit')).toBe('10');
   });
 
+  it('routes a path the same way each time it is asked (routes are looked up once: api/routing.ts)', async () => {
+    const key = t.keys.enterprise;
+    for (const pair of ['BTCNGN', 'ETHNGN', 'BTCNGN']) {
+      const pairs = await t.get('/v1/pairs', key);
+      expect(pairs.status).toBe(200);
+      expect(pairs.body.pairs.length).toBeGreaterThan(0);
+      expectError(await t.post('/v1/pairs', {}, { 'X-API-Key': key }), 405, 'method_not_allowed');
+      expectError(await t.get('/v1/pairs/more', key), 404, 'not_found');
+      // a path with parameters goes through the router, which hands each request its own
+      const cert = await t.get(`/v1/certificates/${pair}/2026-01-01T00:00:00+00:00`, key);
+      expectError(cert, 404, 'not_found');
+      expect(cert.body.message).toContain(`No certificate for ${pair} at`);
+    }
+  });
+
   it('serves an OpenAPI 3.1 document naming every endpoint', async () => {
     const res = await t.get('/v1/openapi.json');
     expect(res.status).toBe(200);
