@@ -19,32 +19,42 @@ export const MAX_PENDING_BYTES = 16 * 1024 * 1024;
  * pino's ISO timestamp, written once per millisecond: an answer from memory takes a fraction of
  * one, and formatting the date for every line was a fifth of the access log's cost.
  */
-function isoTimeOncePerMs(): () => string {
-  let ms = 0;
-  let field = '';
-  return () => {
-    const now = Date.now();
-    if (now !== ms) {
-      ms = now;
-      field = `,"time":"${new Date(now).toISOString()}"`;
-    }
-    return field;
-  };
+let stampedAt = 0;
+let stamp = '';
+function isoTimeOncePerMs(): string {
+  const now = Date.now();
+  if (now !== stampedAt) {
+    stampedAt = now;
+    stamp = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return stamp;
 }
 
-/** A logger writing JSON lines to stdout, or to the file `to` names (the API benchmark's). */
-export function createLogger(level: string, base: Record<string, unknown> = {}, to: 1 | string = 1): Logger {
-  const options = {
-    level,
-    base: { service: 'afrates', ...base },
-    timestamp: isoTimeOncePerMs(),
-    redact: {
-      paths: ['apiKey', 'api_key', 'key', 'secret', 'token', 'req.headers["x-api-key"]', 'headers["x-api-key"]'],
-      censor: '[redacted]',
-    },
-  };
-  const out = destination({ dest: to, sync: false, maxLength: MAX_PENDING_BYTES });
-  const log = pino(options, out);
+const options = (level: string, base: Record<string, unknown>) => ({
+  level,
+  base: { service: 'afrates', ...base },
+  timestamp: isoTimeOncePerMs,
+  redact: {
+    paths: ['apiKey', 'api_key', 'key', 'secret', 'token', 'req.headers["x-api-key"]', 'headers["x-api-key"]'],
+    censor: '[redacted]',
+  },
+});
+
+type Output = ReturnType<typeof destination>;
+
+/**
+ * One output per destination for the whole process, whatever number of loggers write to it: two
+ * asynchronous writers on one pipe each wrote their own backlog, in batches larger than a pipe
+ * takes whole, and lines came out of order (tested).
+ */
+const outputs = new Map<1 | string, Output>();
+
+function outputTo(to: 1 | string): Output {
+  let out = outputs.get(to);
+  if (out) return out;
+  out = destination({ dest: to, sync: false, maxLength: MAX_PENDING_BYTES });
+  outputs.set(to, out);
+  const report = pino(options('warn', {}), out);
   let dropped = 0;
   out.on('drop', () => dropped++);
   // said once all that waited is written: into a full buffer the warning would be dropped itself
@@ -52,7 +62,12 @@ export function createLogger(level: string, base: Record<string, unknown> = {}, 
     if (dropped === 0) return;
     const lines = dropped;
     dropped = 0;
-    log.warn({ dropped: lines }, 'log lines dropped: stdout was not read fast enough');
+    report.warn({ dropped: lines }, 'log lines dropped: stdout was not read fast enough');
   });
-  return log;
+  return out;
+}
+
+/** A logger writing JSON lines to stdout, or to the file `to` names (the API benchmark's). */
+export function createLogger(level: string, base: Record<string, unknown> = {}, to: 1 | string = 1): Logger {
+  return pino(options(level, base), outputTo(to));
 }

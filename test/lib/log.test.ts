@@ -15,10 +15,13 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 // A process that logs `lines` lines of ~200 bytes (a pause every 100, as a server's lines come
 // between its work), then ends as `end` says; every second, on stderr, how many it has logged.
+// With `loggers` > 1 it takes turns between that many loggers (a process has its service's, and
+// lib/db/connect.ts makes one of its own before the service hands it one).
 const CHILD = `
 import { createLogger } from ${JSON.stringify(pathToFileURL(path.join(root, 'lib/log.ts')).href)};
-const [lines, end] = [Number(process.argv[2]), process.argv[3]];
-const log = createLogger('info');
+const [lines, end, loggers] = [Number(process.argv[2]), process.argv[3], Number(process.argv[4] ?? 1)];
+const logs = Array.from({ length: loggers }, () => createLogger('info'));
+const log = { info: (...args) => logs[logged % loggers].info(...args) };
 const ticker = setInterval(() => process.stderr.write('logged ' + logged + '\\n'), 1000);
 let logged = 0;
 for (; logged < lines; logged++) {
@@ -43,8 +46,8 @@ interface Run {
  * Runs the child. With `stalled`, its stdout is not read until it says on stderr that it has
  * logged everything, or until `stalled` ms have passed (a child that blocked never says so).
  */
-function runChild(lines: number, end: 'return' | 'exit' | 'throw', stalled?: number): Promise<Run & { doneUnread: boolean }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', childFile, String(lines), end], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+function runChild(lines: number, end: 'return' | 'exit' | 'throw', stalled?: number, loggers = 1): Promise<Run & { doneUnread: boolean }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', childFile, String(lines), end, String(loggers)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   const chunks: Buffer[] = [];
   let stderr = '';
   let reading = false;
@@ -80,6 +83,14 @@ describe('the service log', () => {
     expect(numbered.map((l) => l.n)).toEqual(Array.from({ length: 20_000 }, (_, i) => i)); // all, once each, in order
     expect(numbered.every((l) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(l.time))).toBe(true);
     if (end === 'throw') expect(run.stderr).toContain('crashed on purpose');
+  });
+
+  it('keeps the lines of several loggers in one process whole and in the order they were logged, its reader slow', async () => {
+    // two loggers, 50,000 lines (~12 MB: within what may wait), stdout unread for a second: with an
+    // output each, each wrote its own backlog and their lines came out of order
+    const run = await runChild(50_000, 'return', 1_000, 2);
+    expect(run.code).toBe(0);
+    expect(run.lines.filter((l) => l.msg === 'line').map((l) => l.n)).toEqual(Array.from({ length: 50_000 }, (_, i) => i));
   });
 
   it('goes on while its reader stalls, holds at most MAX_PENDING_BYTES, and reports what it dropped', async () => {
