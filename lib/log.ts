@@ -1,14 +1,11 @@
 // pino JSON logs. API keys and secrets never reach a log line: the redact list is the backstop,
 // the first line of defence is not putting them into log objects at all.
 //
-// Lines go to stdout asynchronously: a write is handed to the thread pool, and lines logged while it
-// is under way go out together in the next one. pino's default, a synchronous write per line, cost
-// every request a system call on the event loop (the access log: 7 % of an answer from memory), and
-// a log reader that stalled (a full pipe) stalled every request with it. Lines still waiting are
-// written out when the process exits, however it exits short of a kill (pino flushes on 'exit').
-// A reader that stalls for long: past MAX_PENDING_BYTES, lines are dropped rather than held, and
-// how many is logged once what waited has been written.
-import { destination, pino, type Logger } from 'pino';
+// Lines go to stdout through lib/log-output.ts: batched, never blocking the service on a reader
+// that stalls (pino's default, a synchronous write per line, cost every request a system call and
+// stalled them all behind a full pipe), bounded, and written out in full when the process exits.
+import { pino, type Logger } from 'pino';
+import { LineOutput } from './log-output.js';
 
 export type { Logger };
 
@@ -40,30 +37,22 @@ const options = (level: string, base: Record<string, unknown>) => ({
   },
 });
 
-type Output = ReturnType<typeof destination>;
-
 /**
- * One output per destination for the whole process, whatever number of loggers write to it: two
- * asynchronous writers on one pipe each wrote their own backlog, in batches larger than a pipe
- * takes whole, and lines came out of order (tested).
+ * One output per destination for the whole process, whatever number of loggers write to it: each
+ * with its own, lines of two loggers could come out of order behind a slow reader (tested).
  */
-const outputs = new Map<1 | string, Output>();
+const outputs = new Map<1 | string, LineOutput>();
 
-function outputTo(to: 1 | string): Output {
+function outputTo(to: 1 | string): LineOutput {
   let out = outputs.get(to);
   if (out) return out;
-  out = destination({ dest: to, sync: false, maxLength: MAX_PENDING_BYTES });
-  outputs.set(to, out);
-  const report = pino(options('warn', {}), out);
-  let dropped = 0;
-  out.on('drop', () => dropped++);
-  // said once all that waited is written: into a full buffer the warning would be dropped itself
-  out.on('drain', () => {
-    if (dropped === 0) return;
-    const lines = dropped;
-    dropped = 0;
-    report.warn({ dropped: lines }, 'log lines dropped: stdout was not read fast enough');
+  let reporter: Logger | undefined;
+  const report = () => (reporter ??= pino(options('warn', {}), out!));
+  out = new LineOutput(to, {
+    maxPendingBytes: MAX_PENDING_BYTES,
+    onDropped: (lines) => report().warn({ dropped: lines }, 'log lines dropped: stdout was not read fast enough'),
   });
+  outputs.set(to, out);
   return out;
 }
 

@@ -18,12 +18,15 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 // With `loggers` > 1 it takes turns between that many loggers (a process has its service's, and
 // lib/db/connect.ts makes one of its own before the service hands it one).
 const CHILD = `
+import crypto from 'node:crypto';
 import { createLogger } from ${JSON.stringify(pathToFileURL(path.join(root, 'lib/log.ts')).href)};
 const [lines, end, loggers] = [Number(process.argv[2]), process.argv[3], Number(process.argv[4] ?? 1)];
 const logs = Array.from({ length: loggers }, () => createLogger('info'));
 const log = { info: (...args) => logs[logged % loggers].info(...args) };
 const ticker = setInterval(() => process.stderr.write('logged ' + logged + '\\n'), 1000);
 let logged = 0;
+// the thread pool busy all along (key hashing, DNS, file reads), as a server's may be when it exits
+if (end === 'exit-busy') for (let i = 0; i < 4; i++) crypto.pbkdf2('p', 's', 3_000_000, 32, 'sha256', () => {});
 for (; logged < lines; logged++) {
   log.info({ n: logged, path: '/v1/rates/live', requestId: 'req_' + 'x'.repeat(100) }, 'line');
   if (logged % 100 === 0) await new Promise((r) => setImmediate(r));
@@ -31,6 +34,7 @@ for (; logged < lines; logged++) {
 process.stderr.write('done ' + logged + '\\n');
 clearInterval(ticker);
 if (end === 'exit') process.exit(3);
+if (end === 'exit-busy') process.exit(3);
 if (end === 'throw') throw new Error('crashed on purpose');
 `;
 const childFile = path.join(dir, 'child.mts');
@@ -46,7 +50,7 @@ interface Run {
  * Runs the child. With `stalled`, its stdout is not read until it says on stderr that it has
  * logged everything, or until `stalled` ms have passed (a child that blocked never says so).
  */
-function runChild(lines: number, end: 'return' | 'exit' | 'throw', stalled?: number, loggers = 1): Promise<Run & { doneUnread: boolean }> {
+function runChild(lines: number, end: 'return' | 'exit' | 'exit-busy' | 'throw', stalled?: number, loggers = 1, hangUp = false): Promise<Run & { doneUnread: boolean }> {
   const child = spawn(process.execPath, ['--import', 'tsx', childFile, String(lines), end, String(loggers)], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   const chunks: Buffer[] = [];
   let stderr = '';
@@ -55,7 +59,10 @@ function runChild(lines: number, end: 'return' | 'exit' | 'throw', stalled?: num
   const read = () => {
     if (reading) return;
     reading = true;
-    child.stdout.on('data', (c: Buffer) => chunks.push(c));
+    child.stdout.on('data', (c: Buffer) => {
+      if (hangUp) child.stdout.destroy(); // the reader goes away after its first read
+      else chunks.push(c);
+    });
   };
   child.stderr.on('data', (c: Buffer) => {
     stderr += c.toString();
@@ -76,9 +83,9 @@ function runChild(lines: number, end: 'return' | 'exit' | 'throw', stalled?: num
 }
 
 describe('the service log', () => {
-  it.each(['return', 'exit', 'throw'] as const)('holds every line logged before the process ends (it ends by %s)', async (end) => {
+  it.each(['return', 'exit', 'exit-busy', 'throw'] as const)('holds every line logged before the process ends (it ends by %s)', async (end) => {
     const run = await runChild(20_000, end);
-    expect(run.code).toBe({ return: 0, exit: 3, throw: 1 }[end]);
+    expect(run.code).toBe({ return: 0, exit: 3, 'exit-busy': 3, throw: 1 }[end]);
     const numbered = run.lines.filter((l) => l.msg === 'line');
     expect(numbered.map((l) => l.n)).toEqual(Array.from({ length: 20_000 }, (_, i) => i)); // all, once each, in order
     expect(numbered.every((l) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(l.time))).toBe(true);
@@ -91,6 +98,12 @@ describe('the service log', () => {
     const run = await runChild(50_000, 'return', 1_000, 2);
     expect(run.code).toBe(0);
     expect(run.lines.filter((l) => l.msg === 'line').map((l) => l.n)).toEqual(Array.from({ length: 50_000 }, (_, i) => i));
+  });
+
+  it('goes on, and ends as it would, when its reader goes away', async () => {
+    const run = await runChild(20_000, 'return', undefined, 1, true);
+    expect(run.stderr).toContain('done 20000'); // every line was logged, none blocked or threw
+    expect(run.code).toBe(0);
   });
 
   it('goes on while its reader stalls, holds at most MAX_PENDING_BYTES, and reports what it dropped', async () => {
