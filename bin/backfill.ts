@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import { openDatabase } from '../lib/db/connect.js';
-import { createLogger } from '../lib/log.js';
+import { createLogger, printLine } from '../lib/log.js';
 import { backfill, type BackfillProgress } from '../pipeline/backfill.js';
 import { Pipeline } from '../pipeline/runner.js';
 import { venues } from '../pipeline/venues/index.js';
@@ -59,7 +59,7 @@ function bars(): BackfillProgress & { stop(): void } {
 function lines(): BackfillProgress & { stop(): void } {
   const tasks = new Map<string, { total: number; printedAt: number }>();
   const print = (task: string, pct: number, inserted: number, note = '') =>
-    process.stdout.write(`backfill ${task}: ${pct.toFixed(0)}% +${inserted} trades${note}\n`);
+    printLine(`backfill ${task}: ${pct.toFixed(0)}% +${inserted} trades${note}`); // in order with the log's warnings
   return {
     start: (task, total) => {
       tasks.set(task, { total, printedAt: Date.now() });
@@ -82,7 +82,7 @@ const pipeline = new Pipeline({ config, log, sql: db.sql, venues, copyTrades: db
 try {
   const report = await backfill(pipeline, db.sql, log, { pairs, from, to }, progress);
   progress.stop();
-  process.stdout.write(`stored ${Object.values(report.rowsBySource).reduce((a, b) => a + b, 0)} new trades\n`);
+  printLine(`stored ${Object.values(report.rowsBySource).reduce((a, b) => a + b, 0)} new trades`);
   for (const e of report.errors) process.stderr.write(`failed: ${e.source}${e.pair ? ` ${e.pair}` : ''}: ${e.error}\n`);
   if (report.errors.length) process.exitCode = 1;
 } finally {

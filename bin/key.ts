@@ -25,7 +25,7 @@ const { positionals, values } = parsed();
 const command = positionals[0] ?? 'list';
 const args = { tier: values.tier, name: values.name, email: values.email, id: values.id };
 const config = configOrExit();
-const log = createLogger('warn');
+const log = createLogger('warn', {}, 2); // stdout is the key's alone
 
 async function viaService(): Promise<unknown | undefined> {
   let admin: AdminFile;

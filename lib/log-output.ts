@@ -26,19 +26,20 @@ const BATCH_BYTES = 1024 * 1024; // one write at most: a full pipe takes 64 KB, 
 const EXIT_PATIENCE_MS = 5_000; // at exit, a reader that takes nothing for this long is given up on
 
 /**
- * The descriptor to write to. A pipe (a container's stdout) is opened a second time through
- * /proc with O_NONBLOCK: the flag then belongs to this process's own opening alone, not to the
- * pipe's other users (setting it on fd 1 would also set it for a shell or a parent sharing it).
- * Anything else (a file, a terminal, a socket, no /proc) is written as it is: they do not stall.
+ * The descriptor to write to: a file's path, or 1 or 2 (stdout, stderr). A pipe (a container's
+ * stdout) is opened a second time through /proc with O_NONBLOCK: the flag then belongs to this
+ * process's own opening alone, not to the pipe's other users (setting it on fd 1 would also set it
+ * for a shell or a parent sharing it). Anything else (a file, a terminal, a socket, no /proc) is
+ * written as it is: they do not stall.
  */
-function openDescriptor(to: 1 | string): number {
+function openDescriptor(to: 1 | 2 | string): number {
   if (typeof to === 'string') return fs.openSync(to, 'a');
   try {
-    if (fs.fstatSync(1).isFIFO()) return fs.openSync('/proc/self/fd/1', fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+    if (fs.fstatSync(to).isFIFO()) return fs.openSync(`/proc/self/fd/${to}`, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
   } catch {
-    // no /proc, or the pipe is already closed: write fd 1 as it is
+    // no /proc, or the pipe is already closed: write the descriptor as it is
   }
-  return 1;
+  return to;
 }
 
 const pause = new Int32Array(new SharedArrayBuffer(4));
@@ -61,7 +62,7 @@ export class LineOutput {
   private dropped = 0;
   private readonly flushed: (() => void)[] = [];
 
-  constructor(to: 1 | string, private readonly options: LineOutputOptions) {
+  constructor(to: 1 | 2 | string, private readonly options: LineOutputOptions) {
     this.fd = openDescriptor(to);
     process.on('exit', () => this.flushSync());
   }

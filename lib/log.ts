@@ -41,9 +41,9 @@ const options = (level: string, base: Record<string, unknown>) => ({
  * One output per destination for the whole process, whatever number of loggers write to it: each
  * with its own, lines of two loggers could come out of order behind a slow reader (tested).
  */
-const outputs = new Map<1 | string, LineOutput>();
+const outputs = new Map<1 | 2 | string, LineOutput>();
 
-function outputTo(to: 1 | string): LineOutput {
+function outputTo(to: 1 | 2 | string): LineOutput {
   let out = outputs.get(to);
   if (out) return out;
   let reporter: Logger | undefined;
@@ -56,7 +56,18 @@ function outputTo(to: 1 | string): LineOutput {
   return out;
 }
 
-/** A logger writing JSON lines to stdout, or to the file `to` names (the API benchmark's). */
-export function createLogger(level: string, base: Record<string, unknown> = {}, to: 1 | string = 1): Logger {
+/**
+ * A logger writing JSON lines to stdout, to stderr (`to` 2: a command whose stdout is its result,
+ * as make key's key), or to the file `to` names (the API benchmark's).
+ */
+export function createLogger(level: string, base: Record<string, unknown> = {}, to: 1 | 2 | string = 1): Logger {
   return pino(options(level, base), outputTo(to));
+}
+
+/**
+ * A line of plain text on stdout, in order with the log lines written there (a command's progress
+ * beside its warnings); process.stdout.write would take its own way to the same pipe.
+ */
+export function printLine(text: string): void {
+  outputTo(1).write(`${text}\n`);
 }

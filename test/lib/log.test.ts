@@ -40,6 +40,22 @@ if (end === 'throw') throw new Error('crashed on purpose');
 const childFile = path.join(dir, 'child.mts');
 fs.writeFileSync(childFile, CHILD);
 
+// A command's output: its result on stdout with printLine, its warnings on stdout or stderr.
+const COMMAND = `
+import { createLogger, printLine } from ${JSON.stringify(pathToFileURL(path.join(root, 'lib/log.ts')).href)};
+const toStdout = createLogger('warn');
+const toStderr = createLogger('warn', {}, 2);
+for (let i = 0; i < 2000; i++) {
+  printLine('progress ' + i);
+  toStdout.warn({ n: i }, 'beside');
+  toStderr.warn({ n: i }, 'aside');
+  if (i % 100 === 0) await new Promise((r) => setTimeout(r, 1));
+}
+process.exit(0);
+`;
+const commandFile = path.join(dir, 'command.mts');
+fs.writeFileSync(commandFile, COMMAND);
+
 interface Run {
   code: number | null;
   lines: { msg: string; n?: number; dropped?: number; time: string }[];
@@ -104,6 +120,20 @@ describe('the service log', () => {
     const run = await runChild(20_000, 'return', undefined, 1, true);
     expect(run.stderr).toContain('done 20000'); // every line was logged, none blocked or threw
     expect(run.code).toBe(0);
+  });
+
+  it('keeps a command\'s printed lines in order with its log lines, and its stderr logger off stdout', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', commandFile], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (c: Buffer) => out.push(c));
+    child.stderr.on('data', (c: Buffer) => err.push(c));
+    expect(await new Promise((r) => child.on('close', r))).toBe(0);
+    const expected = Array.from({ length: 2000 }, (_, i) => [`progress ${i}`, `beside ${i}`]).flat();
+    const stdout = Buffer.concat(out).toString().trim().split('\n');
+    expect(stdout.map((l) => (l.startsWith('{') ? `${JSON.parse(l).msg} ${JSON.parse(l).n}` : l))).toEqual(expected);
+    const stderr = Buffer.concat(err).toString().trim().split('\n').map((l) => JSON.parse(l));
+    expect(stderr.map((l) => `${l.msg} ${l.n}`)).toEqual(Array.from({ length: 2000 }, (_, i) => `aside ${i}`));
   });
 
   it('goes on while its reader stalls, holds at most MAX_PENDING_BYTES, and reports what it dropped', async () => {
