@@ -6,6 +6,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, onTestFailed } from 'vitest';
+import { loadConfig } from '../../lib/config.js';
+import { openDatabase } from '../../lib/db/connect.js';
+import { testLog } from '../support/db.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const varDir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-demo-'));
@@ -57,6 +60,18 @@ async function liveRate(api: string, email: string): Promise<number> {
   return ((await live.json()) as { data: Record<string, { rate: number }> }).data.BTCNGN!.rate;
 }
 
+/** The FX observations the demo has stored (read with the demo stopped: the database is its own). */
+async function storedFx(): Promise<{ time: Date; row: string }[]> {
+  const db = await openDatabase(loadConfig({ AFRATES_VAR_DIR: varDir, MARKET: 'simulated' }), testLog);
+  try {
+    return await db.sql<{ time: Date; row: string }[]>`
+      SELECT time, concat_ws(' ', time, currency, units_per_usd, source, source_updated_at) AS row FROM fx_rates ORDER BY time, currency, source`;
+  } finally {
+    await db.close();
+  }
+}
+let fxBeforeRestart: { time: Date; row: string }[] = [];
+
 describe('make demo', () => {
   it('serves simulated data, labelled, and stops cleanly on SIGTERM', async () => {
     const demo = await startDemo();
@@ -70,6 +85,8 @@ describe('make demo', () => {
 
     demo.proc.kill('SIGTERM');
     expect(await demo.exit).toBe(0);
+    fxBeforeRestart = await storedFx();
+    expect(fxBeforeRestart.length).toBeGreaterThan(0);
   });
 
   it('starts again on its data after being killed outright mid-backfill (its lock and database left behind)', async () => {
@@ -82,5 +99,11 @@ describe('make demo', () => {
     expect(await liveRate(again.api, 'restart@example.test')).toBeGreaterThan(0);
     again.proc.kill('SIGTERM');
     expect(await again.exit).toBe(0);
+
+    // the restarts seeded FX history only after what was stored: the rate in force for an hour
+    // already recorded, and every synthetic price and certificate of it, stays as it was
+    const newestBefore = fxBeforeRestart.at(-1)!.time.getTime();
+    const after = await storedFx();
+    expect(after.filter((r) => r.time.getTime() <= newestBefore).map((r) => r.row)).toEqual(fxBeforeRestart.map((r) => r.row));
   });
 });
