@@ -33,7 +33,7 @@ export function listingsOf(venueId: string, exchange: Exchange, pairs: readonly 
 export async function recordListings(sql: Sql, venueId: string, listings: readonly Listing[]): Promise<void> {
   const pairs = listings.map((l) => l.pair);
   await sql.begin(async (tx) => {
-    await tx`DELETE FROM venue_markets WHERE exchange = ${venueId} AND NOT (pair = ANY(${pairs}::text[]))`;
+    await tx`DELETE FROM venue_markets WHERE exchange = ${venueId} AND pair NOT IN (SELECT jsonb_array_elements_text(${tx.json(pairs)}))`;
     for (const l of listings) {
       await tx`
         INSERT INTO venue_markets (exchange, pair, symbol) VALUES (${venueId}, ${l.pair}, ${l.symbol})

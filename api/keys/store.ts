@@ -263,12 +263,12 @@ export class KeyStore {
   /** Writes the noted uses (also at close). */
   async flushLastUsed(): Promise<void> {
     if (this.lastUsed.size === 0) return;
-    const ids = [...this.lastUsed.keys()];
-    const times = ids.map((id) => new Date(this.lastUsed.get(id)!).toISOString());
+    const uses = [...this.lastUsed].map(([id, at]) => ({ id, t: new Date(at).toISOString() }));
     this.lastUsed.clear();
+    // as JSON, not arrays: see lib/db/connect.ts (a connection that could not read the array types)
     await this.sql`
       UPDATE api_keys k SET last_used_at = greatest(k.last_used_at, u.t)
-      FROM unnest(${ids}::bigint[], ${times}::timestamptz[]) AS u(id, t) WHERE k.id = u.id`.catch(() => undefined); // a dashboard figure: a lost write is not worth an error
+      FROM jsonb_to_recordset(${this.sql.json(uses)}) AS u(id bigint, t timestamptz) WHERE k.id = u.id`.catch(() => undefined); // a dashboard figure: a lost write is not worth an error
   }
 
   async close(): Promise<void> {

@@ -90,13 +90,14 @@ export class RequestMetrics {
     if (this.pending.size === 0) return;
     const batch = (this.writing = this.pending);
     this.pending = new Map();
-    const minutes = [...batch.keys()].map((m) => new Date(m).toISOString());
     const counts = [...batch.values()];
+    const rows = [...batch].map(([minute, c]) => ({ minute: new Date(minute).toISOString(), requests: c.requests, errors: c.errors, latency_ms: c.latencyMs }));
     try {
+      // as JSON, not arrays: see lib/db/connect.ts (a connection that could not read the array types)
       await this.sql`
         INSERT INTO api_request_minutes (minute, requests, errors, latency_ms)
-        SELECT * FROM unnest(${minutes}::timestamptz[], ${counts.map((c) => c.requests)}::bigint[],
-                             ${counts.map((c) => c.errors)}::bigint[], ${counts.map((c) => c.latencyMs)}::float8[])
+        SELECT minute, requests, errors, latency_ms
+        FROM jsonb_to_recordset(${this.sql.json(rows)}) AS r(minute timestamptz, requests bigint, errors bigint, latency_ms float8)
         ON CONFLICT (minute) DO UPDATE SET requests = api_request_minutes.requests + excluded.requests,
           errors = api_request_minutes.errors + excluded.errors, latency_ms = api_request_minutes.latency_ms + excluded.latency_ms`;
       // in the table now, and not in the last reading of it

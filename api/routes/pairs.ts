@@ -16,9 +16,11 @@ export const operations: Operation[] = [
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/pairs', async (ctx: AppContext) => {
     parseQuery(query, ctx);
+    // the venues as JSON, not a SQL array: postgres.js parses arrays only on a connection that
+    // read the server's array types, and one whose read failed answered '{luno,valr}' (tested)
     const rows = await deps.sql<{ pair: string; exchanges: string[] | null; first_day: Date | null; last_trade_at: Date | null }[]>`
       SELECT p.pair,
-             (SELECT array_agg(DISTINCT m.exchange ORDER BY m.exchange) FROM venue_markets m WHERE m.pair = p.pair) AS exchanges,
+             (SELECT json_agg(DISTINCT m.exchange ORDER BY m.exchange) FROM venue_markets m WHERE m.pair = p.pair) AS exchanges,
              h.first_day, h.last_trade_at
       FROM pairs p
       LEFT JOIN LATERAL (

@@ -36,7 +36,11 @@ export interface OpenOptions {
  * handles): a connection opened while the server stalled past statement_timeout, or cut while it
  * read them, ended the whole process (an unhandled rejection; reproduced with a 1 ms timeout).
  * That one failure is logged; the connection goes on as postgres.js leaves it (its queries succeed
- * or fail on their own). Every other unhandled rejection still ends the process, as Node's
+ * or fail on their own). Such a connection reads and sends no SQL arrays until it closes (a list
+ * ['BTCNGN'] went as 'BTCNGN', "malformed array literal"; an array column came back as its text,
+ * '{luno,valr}'), so no array crosses between our SQL and the client: lists go as JSON
+ * (sql.json, read with jsonb_array_elements_text) and come back as JSON (json_agg); tested in
+ * test/api/array-types.test.ts. Every other unhandled rejection still ends the process, as Node's
  * default does. test/lib/db/connect.test.ts runs it in a process of its own.
  */
 function isArrayTypeFetch(reason: unknown): boolean {

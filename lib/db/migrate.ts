@@ -82,14 +82,14 @@ export async function migrate(url: string, log: Logger, sqlDir = SQL_DIR): Promi
       // re-creating one that exists rebuilds it from raw trades; a new one just starts there. Asked
       // of the database, not of sql_objects: a resumed run finds the records already forgotten.
       const [existing] = await sql<{ n: number }[]>`
-        SELECT count(*)::int AS n FROM unnest(${views}::text[]) AS v(name) WHERE to_regclass(v.name) IS NOT NULL`;
+        SELECT count(*)::int AS n FROM jsonb_array_elements_text(${sql.json([...views])}) AS v(name) WHERE to_regclass(v.name) IS NOT NULL`;
       if (existing!.n > 0) await refuseCandleLoss(sql);
       // Before the first file runs, forget what it is about to replace: every later file's record
       // (its CASCADE may drop their objects, though their text is unchanged) and the frontiers of
       // the aggregates to be re-created. A run killed or failing part-way then resumes at the first
       // file not re-applied, and no re-created aggregate keeps a frontier that hides its past.
       await sql.begin(async (tx) => {
-        await tx`DELETE FROM sql_objects WHERE file = ANY(${files.slice(firstChanged).map((f) => f.name)}::text[])`;
+        await tx`DELETE FROM sql_objects WHERE file IN (SELECT jsonb_array_elements_text(${tx.json(files.slice(firstChanged).map((f) => f.name))}))`;
         await resetFrontiers(tx, views);
       });
       for (const file of files.slice(firstChanged)) {

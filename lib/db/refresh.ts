@@ -56,7 +56,7 @@ export async function refreshAggregates(sql: Sql, opts: RefreshOptions = {}): Pr
   // the requests read now are the ones deleted at the end, by id: not `id <= max`, since a writer
   // that took a lower id may commit after this read (its trades not covered by this pass)
   const [pending] = await sql<{ ids: string[] | null; earliest: Date | null }[]>`
-    SELECT array_agg(id)::text[] AS ids, min(from_time) AS earliest FROM refresh_requests`;
+    SELECT json_agg(id::text) AS ids, min(from_time) AS earliest FROM refresh_requests`;
   const plan = await sql<{ view_name: string; bucket_width: string; refreshed_to: Date | null }[]>`
     SELECT p.view_name, p.bucket_width::text, f.refreshed_to
     FROM aggregate_refresh_plan p LEFT JOIN aggregate_frontier f USING (view_name)
@@ -75,7 +75,7 @@ export async function refreshAggregates(sql: Sql, opts: RefreshOptions = {}): Pr
         SET refreshed_to = GREATEST(aggregate_frontier.refreshed_to, excluded.refreshed_to), updated_at = now()`;
     windows.push({ view: view_name, from: start === null ? null : new Date(start), to: new Date(end) });
   }
-  if (pending?.ids) await sql`DELETE FROM refresh_requests WHERE id = ANY(${pending.ids}::bigint[])`;
+  if (pending?.ids) await sql`DELETE FROM refresh_requests WHERE id IN (SELECT jsonb_array_elements_text(${sql.json(pending.ids)})::bigint)`;
   return windows;
 }
 
@@ -84,7 +84,7 @@ export async function refreshAggregates(sql: Sql, opts: RefreshOptions = {}): Pr
  * beginning (lib/db/migrate.ts, after an aggregate file changed).
  */
 export async function resetFrontiers(sql: Sql | postgres.TransactionSql, views: readonly string[]): Promise<void> {
-  await sql`DELETE FROM aggregate_frontier WHERE view_name = ANY(${views as string[]}::text[])`;
+  await sql`DELETE FROM aggregate_frontier WHERE view_name IN (SELECT jsonb_array_elements_text(${sql.json([...views])}))`;
 }
 
 /**
