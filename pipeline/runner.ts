@@ -16,7 +16,7 @@ import { AHEAD_TOLERANCE_MS, collect, PUBLISH_GRACE_MS, type CollectResult } fro
 import { listingsOf, loadPairs, recordListings, type Listing, type PairRow } from './discover.js';
 import { fxSources, type FxSource } from './fx/index.js';
 import { configureRetention, runStorageJobs } from './maintenance.js';
-import { recordLateTrades, settle, settledPoints, type Certify } from './settle.js';
+import { recordLateTrades, recordSettlement, settledPoints, settlementAt, type Certify } from './settle.js';
 import { insertFxRates } from './store.js';
 import type { Venue } from './venues/types.js';
 
@@ -309,30 +309,42 @@ export class Pipeline {
     const { startedAt, rowsBySource, errors } = this.unpublished;
     this.unpublished = { startedAt: new Date(this.now()), rowsBySource: {}, errors: [] };
     const now = new Date(this.now());
-    const step = async (source: string, work: () => Promise<unknown>) => {
+    /** Runs one step; a failure is reported in the cycle record and leaves undefined. */
+    const step = async <T>(source: string, work: () => Promise<T>): Promise<T | undefined> => {
       try {
-        await work();
+        return await work();
       } catch (err) {
         errors.push({ source, error: (err as Error).message.slice(0, 500) });
         this.o.log.error({ err, step: source }, 'publish step failed; the next cycle retries it');
+        return undefined;
       }
     };
+    // What may settle is read before the refresh. A venue records how far it has collected only
+    // once those trades are stored, so every trade that lets a bucket settle is in the refreshed
+    // candles its certificate is made from. Read after the refresh, a venue that stored a closing
+    // bucket's trades in between let it settle from candles without them: a certificate off by
+    // those trades for good, and none counted late. Not before every venue has had its first
+    // collection in this process: after downtime longer than the lag, every venue's
+    // collected_through is old and the lag rule would settle (and certify for good) the buckets of
+    // the outage from whatever was stored before the stop, while the venues were still fetching them.
+    const settledBefore = this.settled;
+    const settlement = this.states.every((s) => s.ranOnce)
+      ? await step('settle', () => settlementAt(this.o.sql, now, this.o.config.settleAfterSeconds))
+      : undefined;
+    if (settlement) this.settled = settlement.settledThrough; // trades stored from here on below it are late
     // settlement reads the refreshed candles, so a failed refresh skips it (the frontier stays)
-    let refreshed = false;
-    await step('refresh', async () => {
+    const refreshed = await step('refresh', async () => {
       await withoutStatementTimeout(this.o.sql, (conn) => refreshAggregates(conn, { now }));
-      refreshed = true;
+      return true;
     });
     // each new hour's FX rate in force, for the synthetic prices of its candles
     await step('fx', () => withoutStatementTimeout(this.o.sql, (conn) => conn`SELECT fx_in_force_refresh(NULL, ${now})`));
-    // Not before every venue has had its first collection in this process: after downtime longer
-    // than the lag, every venue's collected_through is old and the lag rule would settle (and
-    // certify for good) the buckets of the outage from whatever was stored before the stop, while
-    // the venues were still fetching them.
-    if (refreshed && this.states.every((s) => s.ranOnce)) {
-      await step('settle', async () => {
-        this.settled = await settle(this.o.sql, now, this.o.config.settleAfterSeconds, this.o.certify);
-      });
+    if (settlement) {
+      const recorded = refreshed && (await step('settle', async () => {
+        await recordSettlement(this.o.sql, settlement, this.o.certify);
+        return true;
+      }));
+      if (!recorded) this.settled = settledBefore; // the next publish settles it again
     }
     if (this.now() - this.storageJobsAt > HOUR_MS) {
       this.storageJobsAt = this.now();

@@ -1,6 +1,7 @@
-// Settlement: when a pair's 5-minute buckets are final enough to certify. After every refresh the
-// pipeline moves each pair's settled_through forward (sql/views/87_settlement.sql says when a
-// bucket settles), handing the newly settled range to `certify` first: certificates are made from
+// Settlement: when a pair's 5-minute buckets are final enough to certify. Every publish reads what
+// may settle (sql/views/87_settlement.sql says when a bucket settles), refreshes the candles, then
+// moves each pair's settled_through forward, handing the newly settled range to `certify` first:
+// certificates are made from
 // the data as it stands at settlement, once, and a crash between the two steps only makes the
 // next pass certify the same range again (certificates are stored at most once per bucket).
 // Trades that arrive later for a settled bucket still correct its candle; the collector counts them
@@ -17,27 +18,36 @@ export interface SettledRange {
 
 export type Certify = (ranges: readonly SettledRange[]) => Promise<unknown>;
 
+/** What may settle now: the ranges newly settled, and every pair's settled_through once they are. */
+export interface Settlement {
+  readonly ranges: readonly SettledRange[];
+  readonly settledThrough: Map<string, Date>;
+}
+
 /**
- * Settles what can be settled at `now`, never past the database's clock; returns every pair's
- * settled_through. A pipeline host whose clock ran fast settled, and certified for good, buckets
- * whose trades were still to come (settlement only moves forward).
+ * What can be settled at `now`, never past the database's clock. A pipeline host whose clock ran
+ * fast settled, and certified for good, buckets whose trades were still to come (settlement only
+ * moves forward). Read before the refresh whose candles certify it (pipeline/runner.ts says why).
  */
-export async function settle(sql: Sql, now: Date, lagSeconds: number, certify?: Certify): Promise<Map<string, Date>> {
+export async function settlementAt(sql: Sql, now: Date, lagSeconds: number): Promise<Settlement> {
   const rows = await sql<{ pair: string; settled_through: Date | null; candidate: Date }[]>`
     SELECT pair, settled_through, candidate FROM settlement_candidates(LEAST(${now}::timestamptz, now()), make_interval(secs => ${lagSeconds}))`;
   const ranges: SettledRange[] = rows
     .filter((r) => !r.settled_through || r.candidate > r.settled_through)
     .map((r) => ({ pair: r.pair, from: r.settled_through, to: r.candidate }));
-  if (ranges.length > 0) {
-    await certify?.(ranges);
-    for (const r of ranges) {
-      await sql`
-        INSERT INTO pair_settlement (pair, settled_through) VALUES (${r.pair}, ${r.to})
-        ON CONFLICT (pair) DO UPDATE
-          SET settled_through = GREATEST(pair_settlement.settled_through, excluded.settled_through), updated_at = now()`;
-    }
+  return { ranges, settledThrough: new Map(rows.map((r) => [r.pair, ranges.find((x) => x.pair === r.pair)?.to ?? r.settled_through!])) };
+}
+
+/** Certifies the settlement's ranges, then records it. */
+export async function recordSettlement(sql: Sql, settlement: Settlement, certify?: Certify): Promise<void> {
+  if (settlement.ranges.length === 0) return;
+  await certify?.(settlement.ranges);
+  for (const r of settlement.ranges) {
+    await sql`
+      INSERT INTO pair_settlement (pair, settled_through) VALUES (${r.pair}, ${r.to})
+      ON CONFLICT (pair) DO UPDATE
+        SET settled_through = GREATEST(pair_settlement.settled_through, excluded.settled_through), updated_at = now()`;
   }
-  return new Map(rows.map((r) => [r.pair, ranges.find((x) => x.pair === r.pair)?.to ?? r.settled_through!]));
 }
 
 /** Every pair's settled_through as recorded (a process that has not settled anything yet). */

@@ -11,7 +11,7 @@ import { refreshAggregates } from '../../lib/db/refresh.js';
 import { issueCertificates } from '../../api/certificates/issue.js';
 import { connectRedis } from '../../api/redis.js';
 import { buildDeps, startApi, type RunningApi } from '../../api/server.js';
-import { settle } from '../../pipeline/settle.js';
+import { recordSettlement, settlementAt } from '../../pipeline/settle.js';
 import type { Tier } from '../../api/tiers.js';
 import { insertFxRates, insertTrades, type TradeRow } from '../../pipeline/store.js';
 import { openTestDatabase, testLog } from './db.js';
@@ -118,7 +118,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
   if (!opts.db) {
     // what the pipeline does after a cycle: settle (by the lag: no venue has reported where it
     // stands) and certify the settled buckets, signed with this server's keys
-    await settle(db.sql, new Date(), config.settleAfterSeconds, (ranges) =>
+    await recordSettlement(db.sql, await settlementAt(db.sql, new Date(), config.settleAfterSeconds), (ranges) =>
       issueCertificates(db.sql, ranges, { signer: deps.signer, issuerUrl: config.publicUrl, market: config.market }),
     );
   }
