@@ -187,16 +187,23 @@ export class LiveSnapshot {
 
   /** In a process without the pipeline: rebuild whenever a new ingest cycle has been recorded. */
   follow(everyMs = 5_000): void {
+    let ticking = false; // a rebuild slower than the interval is not joined by another
     const tick = async () => {
+      if (ticking) return;
+      ticking = true;
       try {
         const [row] = await this.sql<{ id: string | null }[]>`SELECT max(id)::text AS id FROM ingest_cycles`;
         const id = row?.id ?? null;
         if (id !== this.lastCycle) {
-          this.lastCycle = id;
           await this.refresh();
+          // seen once rebuilt: marked before, one failed rebuild kept the old rates until the
+          // pipeline's next cycle, for good if it had stopped
+          this.lastCycle = id;
         }
       } catch (err) {
         this.log.warn({ err }, 'live snapshot refresh failed');
+      } finally {
+        ticking = false;
       }
     };
     this.followTimer = setInterval(() => void tick(), everyMs);
