@@ -29,11 +29,6 @@ export class MemoryCounters {
     return entry && entry.expiresAt > this.now() ? entry.n : 0;
   }
 
-  /** Sets `key` to `value` unless it holds a count already. */
-  seed(key: string, value: number, expiresAt: number): void {
-    if (this.get(key) === 0) this.counts.set(key, { n: value, expiresAt });
-  }
-
   /** Raises `key` to `value` when it holds less; returns the count. */
   raise(key: string, value: number, expiresAt: number): number {
     const n = this.get(key);
@@ -66,11 +61,6 @@ export class RedisCounters {
     const [err, count] = replies?.[0] ?? [new Error('no reply from Redis'), null];
     if (err) throw err;
     return Number(count);
-  }
-
-  /** Sets `key` to `value` unless it exists. */
-  async seed(key: string, value: number, expiresAt: number): Promise<void> {
-    await this.redis.set(key, value, 'PX', this.ttl(expiresAt), 'NX');
   }
 
   /**

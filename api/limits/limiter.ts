@@ -160,7 +160,7 @@ export class RateLimiter {
       const restored = await writeBack();
       await shared.raise(key, restored, expiresAt);
       // counted again on top of what was written back, which did not include this request
-      return Math.max(restored, await shared.incr(key, expiresAt));
+      return Math.max(restored + 1, await shared.incr(key, expiresAt));
     } catch {
       return Math.max(mine, this.local.get(key));
     }
@@ -174,16 +174,20 @@ export class RateLimiter {
   }
 
   /**
-   * A month Redis has lost: api_usage plus this process's requests since its last flush, raised
-   * into this process's count and returned. One read at a time per customer and month.
+   * A month Redis has lost: the requests accepted so far, api_usage plus this process's since its
+   * last flush, raised into this process's count and returned for Redis. Not this process's count:
+   * that holds the requests still being counted (a burst's), which each count themselves in Redis
+   * once this is written back; written back with them, a burst was counted twice and refused.
+   * One read at a time per customer and month.
    */
   private recoverMonth(entry: string, key: string, customer: string, month: string, expiresAt: number): Promise<number> {
     let running = this.recovering.get(entry);
     if (!running) {
       running = (async () => {
-        const counted = this.local.raise(key, (await this.storedUsage(customer, month)) + (this.unflushed.get(entry) ?? 0), expiresAt);
-        this.log.warn({ customer, month, requests: counted }, "Redis had lost this month's usage: written back from api_usage");
-        return counted;
+        const accepted = (await this.storedUsage(customer, month)) + (this.unflushed.get(entry) ?? 0);
+        this.local.raise(key, accepted, expiresAt);
+        this.log.warn({ customer, month, requests: accepted }, "Redis had lost this month's usage: written back from api_usage");
+        return accepted;
       })().finally(() => this.recovering.delete(entry));
       this.recovering.set(entry, running);
     }
@@ -273,10 +277,12 @@ export class RateLimiter {
     if (!restore) {
       restore = (async () => {
         try {
-          const stored = await this.storedUsage(customer, month);
-          if (stored === 0) return;
-          this.local.seed(key, stored, expiresAt);
-          await this.shared?.seed(key, stored, expiresAt).catch(() => {});
+          // raised, not seeded: after a restore that failed, this process has counted from 0, and
+          // a seed (set only if absent) then left the stored month out for good
+          const accepted = (await this.storedUsage(customer, month)) + (this.unflushed.get(entry) ?? 0);
+          if (accepted === 0) return;
+          this.local.raise(key, accepted, expiresAt);
+          await this.shared?.raise(key, accepted, expiresAt).catch(() => {});
         } catch (err) {
           this.restored.delete(entry); // try again with the next request
           this.log.warn({ err: (err as Error).message, customer }, 'monthly usage not restored; counting from here');

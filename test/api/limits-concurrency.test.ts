@@ -5,7 +5,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../lib/db/connect.js';
-import { openTestDatabase } from '../support/db.js';
+import { RateLimiter } from '../../api/limits/limiter.js';
+import { openTestDatabase, testLog } from '../support/db.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 
 let db: Database;
@@ -143,5 +144,55 @@ describe('a Redis that comes back empty, behind two API processes', () => {
       for (const t of apis) await t.close();
       redis.kill('SIGKILL');
     }
+  });
+});
+
+describe('a Redis that comes back empty, then a burst', () => {
+  it("lets exactly what is left of the month through at once: each request counted once", async () => {
+    // Written back with this process's count, which holds the burst's own requests, then counted
+    // again by each of them: a customer with 20 left sending 20 at once was refused all 20.
+    const port = await freePort();
+    let redis = await startRedis(port);
+    let at = Date.UTC(2026, 10, 21, 12, 0, 30);
+    const t = await startTestApi({ db, now: () => at, namespace: `refill-${Date.now()}`, redisUrl: `redis://127.0.0.1:${port}` });
+    try {
+      await new Promise((r) => setTimeout(r, 200)); // connected
+      const key = await keyWithUsage(t, 'builder', 24_979); // 25,000 a month, 30 a minute
+      expect(await burst([t], key, 1)).toEqual({ 200: 1 }); // 24,980 used: 20 left
+      await t.api.deps.limiter.flush();
+      redis.kill('SIGKILL');
+      redis = await startRedis(port); // no persistence: empty
+      await new Promise((r) => setTimeout(r, 1_500)); // ioredis reconnects
+      at += 60_000; // a new minute: only the month limits now
+      expect(await burst([t], key, 20)).toEqual({ 200: 20 });
+      expect(await burst([t], key, 5)).toEqual({ 429: 5 });
+    } finally {
+      await t.close();
+      redis.kill('SIGKILL');
+    }
+  });
+});
+
+describe("a month whose usage could not be read at a customer's first request", () => {
+  it('is read again at the next request and counted on top of what this process counted meanwhile', async () => {
+    // The first read failed, requests were counted from 0, and the next read only seeded a count
+    // that existed (a no-op): the customer's stored month was forgotten, the quota served again.
+    await db.sql`INSERT INTO api_usage (customer, month, requests) VALUES ('key:4242', '2026-11-01', 99990)`;
+    let failures = 1;
+    const flaky = ((strings: TemplateStringsArray, ...values: unknown[]) => {
+      if (failures > 0 && strings.join('?').includes('FROM api_usage WHERE')) {
+        failures--;
+        return Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+      }
+      return (db.sql as unknown as (s: TemplateStringsArray, ...v: unknown[]) => Promise<unknown>)(strings, ...values);
+    }) as unknown as Database['sql'];
+    const limiter = new RateLimiter(flaky, null, testLog, now, `restore-${Date.now()}`);
+    const subject = { id: 'key:4242', tier: 'professional' as const }; // 100 a minute, 100,000 a month
+    const answers: string[] = [];
+    for (let i = 0; i < 50; i++) answers.push(await limiter.consume(subject).then(() => 'ok', (e: { code: string }) => e.code));
+    expect(failures).toBe(0);
+    // 10 were left; the one counted while the month could not be read is one of them
+    expect(answers.filter((a) => a === 'ok')).toHaveLength(10);
+    expect(answers.slice(10).every((a) => a === 'monthly_quota_exceeded')).toBe(true);
   });
 });
