@@ -63,15 +63,32 @@ export class RedisCounters {
     return Number(count);
   }
 
+  /** Adds 1 to `key` if Redis holds it, and returns the new count; null when it does not. */
+  async incrIfPresent(key: string, expiresAt: number): Promise<number | null> {
+    const n = Number(await this.redis.eval(INCR_IF_PRESENT, 1, key, this.ttl(expiresAt)));
+    return n < 0 ? null : n;
+  }
+
   /**
-   * Raises `key` to `value` when it holds less, in one step: however many callers raise it at
-   * once, the count ends at the largest value, never at their sum.
+   * Raises `key` to `value` when it holds less, or is absent, in one step: however many callers
+   * raise it at once, the count ends at the largest value, never at their sum.
    */
   async raise(key: string, value: number, expiresAt: number): Promise<void> {
-    await this.redis.eval(RAISE, 1, key, value, this.ttl(expiresAt));
+    await this.redis.eval(RAISE_THEN_ADD, 1, key, value, 0, this.ttl(expiresAt));
+  }
+
+  /** Raises `key` to `value` as raise() does, then adds 1, in one step; returns the count. */
+  async raiseThenIncr(key: string, value: number, expiresAt: number): Promise<number> {
+    return Number(await this.redis.eval(RAISE_THEN_ADD, 1, key, value, 1, this.ttl(expiresAt)));
   }
 }
 
-const RAISE = `local n = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tonumber(ARGV[1]) > n then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) end
-return 0`;
+const INCR_IF_PRESENT = `if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local n = redis.call('INCR', KEYS[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return n`;
+
+const RAISE_THEN_ADD = `local n = tonumber(redis.call('GET', KEYS[1]) or '-1')
+local target = math.max(n, tonumber(ARGV[1])) + tonumber(ARGV[2])
+if target ~= n then redis.call('SET', KEYS[1], target, 'PX', ARGV[3]) end
+return target`;

@@ -134,17 +134,16 @@ export class RateLimiter {
 
   /**
    * Counts one request in memory and in Redis and returns the larger count. Redis unreachable:
-   * this process's count alone (health reports Redis as down). Redis behind this process's count
-   * (it lost what it had: an outage, a restart without persistence): `writeBack` restores it before
-   * this request is counted there again, or else this process's count is put back.
+   * this process's count alone (health reports Redis as down). Redis behind this process's count:
+   * this process's count is put back.
    */
-  private count(key: string, expiresAt: number, writeBack?: () => Promise<number>): number | Promise<number> {
+  private count(key: string, expiresAt: number): number | Promise<number> {
     const mine = this.local.incr(key, expiresAt);
     // without Redis, no promise to make and wait for: the common case of a request answered from memory
-    return this.shared ? this.countShared(this.shared, key, expiresAt, mine, writeBack) : mine;
+    return this.shared ? this.countShared(this.shared, key, expiresAt, mine) : mine;
   }
 
-  private async countShared(shared: RedisCounters, key: string, expiresAt: number, mine: number, writeBack?: () => Promise<number>): Promise<number> {
+  private async countShared(shared: RedisCounters, key: string, expiresAt: number, mine: number): Promise<number> {
     let theirs: number;
     try {
       theirs = await shared.incr(key, expiresAt);
@@ -152,15 +151,37 @@ export class RateLimiter {
       return mine;
     }
     if (theirs >= mine) return theirs;
-    if (!writeBack) {
-      void shared.raise(key, mine, expiresAt).catch(() => {});
+    void shared.raise(key, mine, expiresAt).catch(() => {});
+    return mine;
+  }
+
+  /**
+   * Counts one request of a customer's month, in memory and in Redis. Redis counts it only where it
+   * holds the month (restoreOnce puts it there): where it does not (lost in an outage, a restart
+   * without persistence), the requests accepted so far are written back from api_usage and this
+   * request counted on top, in one step, once. A request first counted into a Redis that had lost
+   * the month, then written back over, was counted again: a burst of 20 with 20 left had 3 refused
+   * and was counted twice for the month.
+   */
+  private countMonth(key: string, expiresAt: number, recover: () => Promise<number>): number | Promise<number> {
+    const mine = this.local.incr(key, expiresAt);
+    return this.shared ? this.countMonthShared(this.shared, key, expiresAt, mine, recover) : mine;
+  }
+
+  private async countMonthShared(shared: RedisCounters, key: string, expiresAt: number, mine: number, recover: () => Promise<number>): Promise<number> {
+    let theirs: number | null;
+    try {
+      theirs = await shared.incrIfPresent(key, expiresAt);
+    } catch {
       return mine;
     }
+    if (theirs !== null && theirs >= mine) return theirs;
     try {
-      const restored = await writeBack();
-      await shared.raise(key, restored, expiresAt);
-      // counted again on top of what was written back, which did not include this request
-      return Math.max(restored + 1, await shared.incr(key, expiresAt));
+      const accepted = await recover();
+      if (theirs === null) return await shared.raiseThenIncr(key, accepted, expiresAt);
+      // counted in a month another process wrote back with less than this one knows: raised to it
+      await shared.raise(key, accepted + 1, expiresAt);
+      return Math.max(accepted + 1, theirs);
     } catch {
       return Math.max(mine, this.local.get(key));
     }
@@ -176,8 +197,7 @@ export class RateLimiter {
   /**
    * A month Redis has lost: the requests accepted so far, api_usage plus this process's since its
    * last flush, raised into this process's count and returned for Redis. Not this process's count:
-   * that holds the requests still being counted (a burst's), which each count themselves in Redis
-   * once this is written back; written back with them, a burst was counted twice and refused.
+   * that holds the requests still being counted (a burst's), which each count themselves on top.
    * One read at a time per customer and month.
    */
   private recoverMonth(entry: string, key: string, customer: string, month: string, expiresAt: number): Promise<number> {
@@ -242,7 +262,7 @@ export class RateLimiter {
       const key = `${this.namespace}:month:${subject.id}:${month.key}`;
       const expiresAt = month.next + MONTH_KEY_GRACE_MS;
       await this.restoreOnce(entry, key, subject.id, month.key, expiresAt);
-      const usedThisMonth = await this.count(key, expiresAt, () => this.recoverMonth(entry, key, subject.id, month.key, expiresAt));
+      const usedThisMonth = await this.countMonth(key, expiresAt, () => this.recoverMonth(entry, key, subject.id, month.key, expiresAt));
       if (usedThisMonth > rules.perMonth) throw monthSpent(rules.perMonth, month, now, headers);
       this.unflushed.set(entry, (this.unflushed.get(entry) ?? 0) + 1);
       const monthLeft = Math.ceil((month.next - now) / 1000);
@@ -280,8 +300,8 @@ export class RateLimiter {
           // raised, not seeded: after a restore that failed, this process has counted from 0, and
           // a seed (set only if absent) then left the stored month out for good
           const accepted = (await this.storedUsage(customer, month)) + (this.unflushed.get(entry) ?? 0);
-          if (accepted === 0) return;
           this.local.raise(key, accepted, expiresAt);
+          // 0 included: Redis counts a month only where it holds it (countMonth)
           await this.shared?.raise(key, accepted, expiresAt).catch(() => {});
         } catch (err) {
           this.restored.delete(entry); // try again with the next request
