@@ -83,6 +83,11 @@ type Tx = postgres.TransactionSql;
 
 export class KeyStore {
   private readonly memory = new Map<string, Cached>();
+  /**
+   * Keys revoked in the last CACHE_TTL_MS, made here or heard of: a lookup read from the database
+   * before the revocation and answered after it must not put the key back in this process's cache.
+   */
+  private readonly revokedRecently = new Map<string, number>();
   /** key id -> when it was last used, not yet written */
   private readonly lastUsed = new Map<number, number>();
   private lastUsedTimer: NodeJS.Timeout | undefined;
@@ -101,7 +106,7 @@ export class KeyStore {
       this.revocations.on('error', () => undefined); // the shared connection reports Redis trouble
       this.revocations.on('ready', () => void this.revocations!.subscribe(channel).catch(() => undefined));
       this.revocations.on('message', (from: string, keyHash: string) => {
-        if (from === channel) this.memory.delete(keyHash);
+        if (from === channel) this.heardRevoked(keyHash);
       });
     }
   }
@@ -167,11 +172,22 @@ export class KeyStore {
     return record;
   }
 
-  /** Drops a revoked key from this process's cache and the shared one, and tells the other processes. */
+  /**
+   * Drops a revoked key from this process's cache, marks it revoked in the shared one, and tells the
+   * other processes. Marked, not deleted: a lookup another process read from the database before
+   * the revocation fills the shared cache only where it is empty, so it cannot put the key back.
+   */
   private async forget(keyHash: string): Promise<void> {
-    this.memory.delete(keyHash);
-    await this.redis?.del(`${this.namespace}:key:${keyHash}`).catch(() => undefined);
+    this.heardRevoked(keyHash);
+    await this.redis?.set(`${this.namespace}:key:${keyHash}`, 'null', 'PX', CACHE_TTL_MS).catch(() => undefined);
     await this.redis?.publish(`${this.namespace}:revoked`, keyHash).catch(() => undefined);
+  }
+
+  private heardRevoked(keyHash: string): void {
+    const now = this.now();
+    this.memory.delete(keyHash);
+    if (this.revokedRecently.size > 10_000) for (const [hash, until] of this.revokedRecently) if (until <= now) this.revokedRecently.delete(hash);
+    this.revokedRecently.set(keyHash, now + CACHE_TTL_MS);
   }
 
   /**
@@ -305,8 +321,10 @@ export class KeyStore {
         FROM api_keys k JOIN customers c ON c.id = k.customer_id
         WHERE k.key_hash = ${hash} AND k.revoked_at IS NULL`;
       customer = row ? { id: `key:${row.customer_id}`, tier: row.tier, name: row.name, keyId: Number(row.key_id), customerId: Number(row.customer_id) } : null;
-      await this.redis?.set(redisKey, JSON.stringify(customer), 'PX', CACHE_TTL_MS).catch(() => undefined);
+      await this.redis?.set(redisKey, JSON.stringify(customer), 'PX', CACHE_TTL_MS, 'NX').catch(() => undefined);
     }
+    // revoked while this was read: refused, and not cached
+    if (customer && (this.revokedRecently.get(hash) ?? 0) > this.now()) return null;
     this.memory.set(hash, { customer, until: now + CACHE_TTL_MS });
     if (this.memory.size > 100_000) this.memory.clear(); // bounded: a flood of random keys can't grow it
     if (customer?.keyId !== undefined) this.noteUse(customer.keyId);

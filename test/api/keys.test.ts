@@ -56,7 +56,7 @@ describe('keys', () => {
       expect(await redis.exists(`${ns}:key:${hashKey(apiKey)}`)).toBe(1);
       await waitFor(async () => (await redis.pubsub('NUMSUB', `${ns}:revoked`))[1] === 2); // both listening
       await a.revoke(record.id);
-      expect(await redis.exists(`${ns}:key:${hashKey(apiKey)}`)).toBe(0);
+      expect(await redis.get(`${ns}:key:${hashKey(apiKey)}`)).toBe('null'); // marked revoked
       const fresh = new KeyStore(db.sql, redis, now, ns); // a third, cold cache
       expect(await fresh.authenticate(apiKey)).toBeNull();
       await fresh.close();
@@ -65,6 +65,47 @@ describe('keys', () => {
     } finally {
       await a.close();
       await elsewhere.close();
+      redis.disconnect();
+      otherRedis.disconnect();
+    }
+  });
+
+  it('with Redis, a lookup read before a revoke and answered after it puts the key back in no cache', async () => {
+    // Another process read the key as active from the database; the revoke then cleared the
+    // caches and told everyone; the lookup's answer came in after and cached the key as active,
+    // in Redis and in that process's memory: every process took the revoked key for 60 s more.
+    const redis = new Redis('redis://127.0.0.1:6379');
+    const otherRedis = new Redis('redis://127.0.0.1:6379');
+    const ns = `keys-race-${process.pid}-${Date.now()}`;
+    let gate: Promise<void> | null = null;
+    let release = () => {};
+    const slow = new Proxy(db.sql, {
+      apply(target, self, [strings, ...values]: [TemplateStringsArray, ...unknown[]]) {
+        const query = (target as unknown as (s: TemplateStringsArray, ...v: unknown[]) => Promise<unknown>)(strings, ...values);
+        // the key lookup's answer arrives late (a busy database, a pause)
+        if (gate && strings.join('?').includes('k.key_hash =')) return query.then(async (rows) => (await gate, rows));
+        return query;
+      },
+    });
+    const a = new KeyStore(db.sql, redis, now, ns);
+    const b = new KeyStore(slow, otherRedis, now, ns); // another process
+    try {
+      await waitFor(async () => (await redis.pubsub('NUMSUB', `${ns}:revoked`))[1] === 2); // both listening
+      const { apiKey, record } = await a.issue({ tier: 'builder' });
+      gate = new Promise<void>((r) => (release = r));
+      const inFlight = b.authenticate(apiKey); // read as active, answer held back
+      await new Promise((r) => setTimeout(r, 100));
+      await a.revoke(record.id);
+      await new Promise((r) => setTimeout(r, 200)); // the announcement heard
+      release();
+      await inFlight;
+      const fresh = new KeyStore(db.sql, redis, now, ns); // a third process, a cold cache: reads Redis
+      expect(await fresh.authenticate(apiKey)).toBeNull();
+      await fresh.close();
+      expect(await b.authenticate(apiKey)).toBeNull(); // and not in the late process's memory
+    } finally {
+      await a.close();
+      await b.close();
       redis.disconnect();
       otherRedis.disconnect();
     }
