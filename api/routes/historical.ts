@@ -10,6 +10,7 @@ import { DATE, PAIR, parseQuery } from '../validate.js';
 import * as v from '../verification.js';
 
 const DAY_MS = 86_400_000;
+const BUCKET_MS = { '5m': 300_000, '1h': 3_600_000, '1d': DAY_MS } as const;
 
 const query = {
   type: 'object',
@@ -66,6 +67,8 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       after = parseTimestamp(q.cursor);
       if (!after) throw validationError("'cursor' must be the meta.next_cursor of a previous page");
       if (after < from || after >= to) throw validationError("'cursor' lies outside [start, end]");
+      // a cursor of another interval's page (5m's 01:10 sent with 1h) skipped the candle holding it
+      if (after.getTime() % BUCKET_MS[interval] !== 0) throw validationError(`'cursor' is not the start of a ${interval} candle: send the meta.next_cursor of a previous page of this query`);
     }
     if (rules.historyDays !== null) {
       const oldest = Math.floor(Date.now() / DAY_MS) * DAY_MS - rules.historyDays * DAY_MS;

@@ -241,6 +241,13 @@ describe('GET /v1/rates/historical', () => {
   it('refuses a cursor outside the range or not of our making', async () => {
     expectError(await t.get(`/v1/rates/historical?pair=BTCNGN&start=${today()}&end=${today()}&cursor=2020-01-01T00:00:00%2B00:00`, t.keys.builder), 400, 'validation_error');
     expectError(await t.get(`/v1/rates/historical?pair=BTCNGN&start=${today()}&end=${today()}&cursor=abc`, t.keys.builder), 400, 'validation_error');
+    // a 5m page's cursor sent with 1h: accepted, it skipped the hour holding it
+    const fiveMinutes = await t.get(`/v1/rates/historical?pair=BTCNGN&start=${daysAgo(1)}&end=${today()}&interval=5m&limit=24`, t.keys.builder);
+    const cursor = (fiveMinutes.body.data as { time: string }[]).map((c) => c.time).find((time) => new Date(time).getTime() % 3_600_000 !== 0)!;
+    expect(cursor).toBeDefined();
+    const hourly = await t.get(`/v1/rates/historical?pair=BTCNGN&start=${daysAgo(1)}&end=${today()}&interval=1h&cursor=${encodeURIComponent(cursor)}`, t.keys.builder);
+    expectError(hourly, 400, 'validation_error');
+    expect(hourly.body.message).toMatch(/'cursor' is not the start of a 1h candle/);
   });
 });
 
