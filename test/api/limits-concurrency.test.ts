@@ -6,7 +6,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../lib/db/connect.js';
 import { RateLimiter } from '../../api/limits/limiter.js';
-import { openTestDatabase, testLog } from '../support/db.js';
+import { failingQueries, openTestDatabase, testLog } from '../support/db.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 
 let db: Database;
@@ -178,19 +178,13 @@ describe("a month whose usage could not be read at a customer's first request", 
     // The first read failed, requests were counted from 0, and the next read only seeded a count
     // that existed (a no-op): the customer's stored month was forgotten, the quota served again.
     await db.sql`INSERT INTO api_usage (customer, month, requests) VALUES ('key:4242', '2026-11-01', 99990)`;
-    let failures = 1;
-    const flaky = ((strings: TemplateStringsArray, ...values: unknown[]) => {
-      if (failures > 0 && strings.join('?').includes('FROM api_usage WHERE')) {
-        failures--;
-        return Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
-      }
-      return (db.sql as unknown as (s: TemplateStringsArray, ...v: unknown[]) => Promise<unknown>)(strings, ...values);
-    }) as unknown as Database['sql'];
-    const limiter = new RateLimiter(flaky, null, testLog, now, `restore-${Date.now()}`);
+    const flaky = failingQueries(db.sql, 'FROM api_usage WHERE', Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+    flaky.fail(1);
+    const limiter = new RateLimiter(flaky.sql, null, testLog, now, `restore-${Date.now()}`);
     const subject = { id: 'key:4242', tier: 'professional' as const }; // 100 a minute, 100,000 a month
     const answers: string[] = [];
     for (let i = 0; i < 50; i++) answers.push(await limiter.consume(subject).then(() => 'ok', (e: { code: string }) => e.code));
-    expect(failures).toBe(0);
+    expect(flaky.pending).toBe(0);
     // 10 were left; the one counted while the month could not be read is one of them
     expect(answers.filter((a) => a === 'ok')).toHaveLength(10);
     expect(answers.slice(10).every((a) => a === 'monthly_quota_exceeded')).toBe(true);

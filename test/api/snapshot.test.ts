@@ -5,7 +5,7 @@ import type { Database } from '../../lib/db/connect.js';
 import { refreshAggregates } from '../../lib/db/refresh.js';
 import { LiveSnapshot } from '../../api/live/snapshot.js';
 import { insertTrades } from '../../pipeline/store.js';
-import { openTestDatabase, testLog } from '../support/db.js';
+import { failingQueries, openTestDatabase, testLog } from '../support/db.js';
 
 let db: Database;
 let n = 0;
@@ -82,15 +82,8 @@ describe('an API-only process', () => {
   });
 
   it('rebuilds again after a rebuild for a new cycle failed, without waiting for another cycle', async () => {
-    let failures = 0;
-    // the real connection, except that the next live_sources read fails as a statement timeout would
-    const flaky = ((strings: TemplateStringsArray, ...values: unknown[]) => {
-      if (failures > 0 && strings.join('?').includes('live_sources')) {
-        failures--;
-        return Promise.reject(Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }));
-      }
-      return (db.sql as unknown as (s: TemplateStringsArray, ...v: unknown[]) => Promise<unknown>)(strings, ...values);
-    }) as unknown as typeof db.sql;
+    // the real connection, except that live_sources reads fail when told to, as a statement timeout would
+    const flaky = failingQueries(db.sql, 'live_sources', Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }));
     const cycle = () => db.sql`INSERT INTO ingest_cycles (kind, market, started_at, finished_at) VALUES ('trades', 'real', now(), now())`;
     const xrp = (price: number, amount: number) =>
       insertTrades(db.sql, [{ time: new Date(Date.now() - 500), exchange: 'luno', pair: 'XRPKES', tradeId: `t${++n}`, price, amount, side: 'buy' }]);
@@ -98,16 +91,16 @@ describe('an API-only process', () => {
     await xrp(1_000, 1);
     await refreshAggregates(db.sql);
     await cycle();
-    const snapshot = new LiveSnapshot(flaky, testLog);
+    const snapshot = new LiveSnapshot(flaky.sql, testLog);
     snapshot.follow(50);
     await expect.poll(() => snapshot.get('XRPKES')?.rate, { timeout: 3_000 }).toBe(1_000);
 
     // the pipeline's next cycle, with a new price; this process's first rebuild for it fails
     await xrp(1_200, 1_000);
     await refreshAggregates(db.sql);
-    failures = 1;
+    flaky.fail(1);
     await cycle();
-    await expect.poll(() => failures, { timeout: 3_000 }).toBe(0);
+    await expect.poll(() => flaky.pending, { timeout: 3_000 }).toBe(0);
     await expect.poll(() => snapshot.get('XRPKES')!.rate, { timeout: 3_000 }).toBeGreaterThan(1_100); // no new cycle needed
     snapshot.stop();
   });

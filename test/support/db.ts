@@ -4,7 +4,7 @@
 import crypto from 'node:crypto';
 import postgres from 'postgres';
 import { loadConfig } from '../../lib/config.js';
-import { openDatabase, type Database } from '../../lib/db/connect.js';
+import { openDatabase, type Database, type Sql } from '../../lib/db/connect.js';
 import { startEmbedded } from '../../lib/db/embedded.js';
 import { createLogger } from '../../lib/log.js';
 
@@ -59,6 +59,30 @@ export async function openTestDatabase(): Promise<Database> {
       } finally {
         await fresh.drop();
       }
+    },
+  };
+}
+
+/**
+ * `sql`, except that the next `fail(n)` queries whose text includes `match` fail with `err`, as a
+ * statement timeout or a dropped connection would; `pending` is how many are still to fail.
+ */
+export function failingQueries(sql: Sql, match: string, err: Error): { sql: Sql; fail(times: number): void; readonly pending: number } {
+  let left = 0;
+  const failing = new Proxy(sql, {
+    apply(target, self, args: unknown[]) {
+      if (left > 0 && Array.isArray(args[0]) && (args[0] as string[]).join('?').includes(match)) {
+        left--;
+        return Promise.reject(err);
+      }
+      return Reflect.apply(target as never, self, args);
+    },
+  });
+  return {
+    sql: failing,
+    fail: (times) => void (left = times),
+    get pending() {
+      return left;
     },
   };
 }
