@@ -80,7 +80,7 @@ export class LineOutput {
       setImmediate(() => {
         this.scheduled = false;
         this.writeSome();
-      });
+      }).unref(); // what is waiting when the process ends is written at exit
     }
     return true;
   }
@@ -94,12 +94,14 @@ export class LineOutput {
   /** Writes everything now, blocking; the last word before the process exits. */
   flushSync(): void {
     let idleSince = Date.now();
-    while (this.head || this.waiting.length) {
-      const taken = this.takeSome();
-      if (taken > 0) idleSince = Date.now();
-      else if (taken < 0 || Date.now() - idleSince > EXIT_PATIENCE_MS) return; // broken, or nobody reads
-      else sleepSync(1);
-    }
+    do {
+      while (this.head || this.waiting.length) {
+        const taken = this.takeSome();
+        if (taken > 0) idleSince = Date.now();
+        else if (taken < 0 || Date.now() - idleSince > EXIT_PATIENCE_MS) return; // broken, or nobody reads
+        else sleepSync(1);
+      }
+    } while (this.reportDropped()); // its line, then written too
   }
 
   private writeSome(): void {
@@ -112,10 +114,11 @@ export class LineOutput {
         if (progressed) {
           // the reader is reading: it will have room again in a moment
           this.retryMs = RETRY_MS;
-          this.retry = setImmediate(() => this.writeSome());
+          this.retry = setImmediate(() => this.writeSome()).unref();
         } else {
           this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
-          this.retry = setTimeout(() => this.writeSome(), this.retryMs);
+          // unref'd: a reader that never reads holds the process only as long as the exit's patience
+          this.retry = setTimeout(() => this.writeSome(), this.retryMs).unref();
         }
         return;
       }
@@ -123,11 +126,16 @@ export class LineOutput {
     }
     this.retryMs = RETRY_MS;
     for (const done of this.flushed.splice(0)) done();
-    if (this.dropped > 0) {
-      const lines = this.dropped;
-      this.dropped = 0;
-      this.options.onDropped(lines); // once what waited is out: into a full buffer it would be dropped too
-    }
+    this.reportDropped();
+  }
+
+  /** Says how many lines were dropped, once what waited is out (into a full buffer it would be dropped too). */
+  private reportDropped(): boolean {
+    if (this.dropped === 0) return false;
+    const lines = this.dropped;
+    this.dropped = 0;
+    this.options.onDropped(lines);
+    return true;
   }
 
   /** One write: bytes the descriptor took, 0 if full, -1 if it can take nothing ever again. */

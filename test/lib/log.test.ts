@@ -136,6 +136,18 @@ describe('the service log', () => {
     expect(stderr.map((l) => `${l.msg} ${l.n}`)).toEqual(Array.from({ length: 2000 }, (_, i) => `aside ${i}`));
   });
 
+  it('ends, once its work is done, within seconds of a reader that never reads', async () => {
+    // lines waiting for a full pipe used to hold the process open for as long as nobody read
+    const child = spawn(process.execPath, ['--import', 'tsx', childFile, '20000', 'return'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const started = Date.now();
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(stderr).toContain('done 20000');
+    expect(code).toBe(0);
+    expect(Date.now() - started).toBeLessThan(20_000); // its work, then at most 5 s of patience at exit
+  }, 30_000);
+
   it('goes on while its reader stalls, holds at most MAX_PENDING_BYTES, and reports what it dropped', async () => {
     // ~60 MB of lines into a pipe nobody reads: the process must neither block on it (a pipe holds
     // 64 KB) nor keep them all
