@@ -27,10 +27,10 @@ export MALLOC_TRIM_THRESHOLD_ := 131072
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-# npm install, not npm ci: npm 11 leaves other platforms' optional packages (rollup's) out of the
-# lock file and npm ci then refuses it; npm install installs the locked versions all the same.
+# npm ci: exactly the lock file, which lists every platform's optional packages (rollup's), so the
+# install never rewrites it and a fresh clone stays unchanged.
 $(STAMP): package.json package-lock.json
-	npm install --no-audit --no-fund
+	npm ci --no-audit --no-fund
 	@touch $(STAMP)
 
 install: $(STAMP) ## install dependencies at their locked versions
