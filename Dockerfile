@@ -6,7 +6,7 @@
 FROM node:24.11.1-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm install --no-audit --no-fund
+RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY lib ./lib
 COPY sql ./sql
@@ -16,16 +16,19 @@ COPY bin ./bin
 COPY web ./web
 RUN npm run build
 
-# run: dist/ and production dependencies, nothing else (npm install, not npm ci: see the Makefile)
+# run: dist/ and production dependencies, nothing else
 FROM node:24.11.1-bookworm-slim
 ENV NODE_ENV=production
+# the commit every replication bundle names (docker build --build-arg GIT_COMMIT=$(git rev-parse HEAD))
+ARG GIT_COMMIT=unknown
+ENV AFRATES_GIT_COMMIT=$GIT_COMMIT
 # freed memory goes back to the system: jemalloc, as make run starts the service (the Makefile
 # explains), at one path whatever the architecture
 RUN apt-get update && apt-get install -y --no-install-recommends libjemalloc2 && rm -rf /var/lib/apt/lists/* \
  && ln -s "/usr/lib/$(uname -m)-linux-gnu/libjemalloc.so.2" /usr/local/lib/libjemalloc.so.2
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 RUN mkdir -p var && chown node:node var
 # for the service only, not the image's build steps above (npm ran on the system's malloc)

@@ -10,7 +10,7 @@ import type { RateLimiter } from './limits/limiter.js';
 import type { LiveSnapshot } from './live/snapshot.js';
 import type { LiveJsonCache } from './live/cache.js';
 import type { RequestMetrics } from './middleware/metrics.js';
-import type { CertificateSigner } from './certificates/signer.js';
+import type { CertificateSigner } from '../lib/signer.js';
 import type { Redis } from 'ioredis';
 
 /** Who is calling: a key's owner, or a marketplace gateway user. */

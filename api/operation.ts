@@ -2,7 +2,7 @@
 // gating, kept beside the handler in each api/routes/<resource>.ts.
 import type { AppContext, AppDeps, AppRouter, PairInfo } from './context.js';
 import { ApiError, validationError, type ErrorCode } from './errors.js';
-import { timestamp } from './format.js';
+import { timestamp } from '../lib/format.js';
 import { atLeast, tierLabel, type Tier } from './tiers.js';
 import type { ObjectSchema } from './validate.js';
 

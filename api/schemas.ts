@@ -24,6 +24,7 @@ export const META = {
 } as const;
 
 const STATUS = { enum: ['verified', 'caution', 'unverified'] } as const;
+const EXCLUSION_REASON = { enum: ['outlier', 'stale', 'no_trades'] } as const;
 const QUALITY = { enum: ['high', 'medium', 'low', 'stale'] } as const;
 
 export const LIVE_RATE = {
@@ -358,13 +359,100 @@ export const CERTIFICATE_RESPONSE = {
       required: ['status', 'confidence', 'divergence_pct', 'synthetic_price', 'data_quality'],
       properties: { status: STATUS, confidence: NUM, divergence_pct: NUM_OR_NULL, synthetic_price: NUM_OR_NULL, data_quality: QUALITY },
     },
+    methodology_version: { ...STR, description: 'the methodology version the rate was computed by (GET /v1/methodology)' },
+    inputs: {
+      type: 'object',
+      description: 'what entered the rate: per venue its trade count and volume; each listed venue left out, with the reason',
+      required: ['venues', 'excluded'],
+      properties: {
+        venues: { type: 'array', items: { type: 'object', required: ['exchange', 'trades', 'volume'], properties: { exchange: STR, trades: INT, volume: { ...STR, description: 'sum of the trade amounts, exact' } } } },
+        excluded: { type: 'array', items: { type: 'object', required: ['exchange', 'reason'], properties: { exchange: STR, reason: EXCLUSION_REASON } } },
+      },
+    },
+    bundle: {
+      type: 'object',
+      description: "the replication bundle: every input of the rate, frozen at issue; sha256 of its canonical JSON (before gzip), covered by audit.certificate_signature",
+      required: ['sha256', 'bytes', 'url'],
+      properties: { sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' }, bytes: INT, url: STR },
+    },
     audit: {
       type: 'object',
       required: ['collection_id', 'algorithm', 'signature', 'signed_payload', 'ed25519_signature'],
-      properties: { collection_id: STR, algorithm: { const: 'HMAC-SHA256' }, signature: { type: 'string', pattern: '^[0-9a-f]{64}$' }, signed_payload: STR, ed25519_signature: STR, ed25519_key_id: STR },
+      properties: {
+        collection_id: STR, algorithm: { const: 'HMAC-SHA256' }, signature: { type: 'string', pattern: '^[0-9a-f]{64}$' }, signed_payload: STR, ed25519_signature: STR, ed25519_key_id: STR,
+        certificate_signature: { ...STR, description: 'Ed25519 (base64) over the canonical JSON of the certificate without `customer` and without this field' },
+      },
     },
     customer: { type: 'object', required: ['tier', 'customer_name'], properties: { tier: STR, customer_name: { type: ['string', 'null'] } } },
     validity: { type: 'object', required: ['not_before', 'not_after'], properties: { not_before: TIMESTAMP, not_after: { type: 'null' } } },
+  },
+} as const;
+
+const DECIMAL = { type: 'string', pattern: '^-?\\d+(\\.\\d+)?$' } as const;
+const TIME_OR_NULL = { type: ['string', 'null'] } as const;
+
+/** A replication bundle (pipeline/certify/bundle.ts): canonical JSON, keys sorted. */
+export const BUNDLE_RESPONSE = {
+  type: 'object',
+  required: ['bundle_version', 'kind', 'id', 'pair', 'base', 'quote', 'market', 'window', 'methodology', 'software', 'issued_at', 'venues', 'trades', 'synthetic', 'result'],
+  properties: {
+    bundle_version: { const: 1 },
+    kind: { enum: ['certificate', 'fixing'] },
+    id: { ...STR, description: 'the certificate id (or fixing id) it belongs to' },
+    pair: STR, base: STR, quote: STR,
+    market: { enum: ['real', 'simulated'] },
+    window: { type: 'object', required: ['start', 'end'], description: 'trades with start <= time < end', properties: { start: TIMESTAMP, end: TIMESTAMP } },
+    methodology: { type: 'object', required: ['version', 'parameters'], properties: { version: STR, parameters: { type: 'object', additionalProperties: { type: ['number', 'string'] } } } },
+    software: { type: 'object', required: ['name', 'version', 'commit'], properties: { name: STR, version: STR, commit: STR } },
+    issued_at: TIMESTAMP,
+    venues: {
+      type: 'array',
+      description: 'venues listed for the pair and how far each had collected when the rate was certified',
+      items: { type: 'object', required: ['exchange', 'collected_through'], properties: { exchange: STR, collected_through: TIME_OR_NULL } },
+    },
+    trades: {
+      type: 'array',
+      description: "every trade of the pair in the window, exactly as stored, ordered by exchange, time, trade id",
+      items: {
+        type: 'object',
+        required: ['exchange', 'trade_id', 'time', 'price', 'amount', 'side'],
+        properties: { exchange: STR, trade_id: STR, time: STR, price: DECIMAL, amount: DECIMAL, side: { enum: ['buy', 'sell', null] } },
+      },
+    },
+    synthetic: {
+      type: 'object',
+      required: ['usdt_leg', 'fx'],
+      properties: {
+        usdt_leg: {
+          type: ['object', 'null'],
+          description: 'the BASE/USDT pair per venue over the window (null for USDT and USDC, counted as 1 USD)',
+          properties: { pair: STR, venues: { type: 'array', items: { type: 'object', required: ['exchange', 'pv', 'volume', 'trades'], properties: { exchange: STR, pv: DECIMAL, volume: DECIMAL, trades: INT } } } },
+        },
+        fx: {
+          type: ['object', 'null'],
+          description: 'USD/QUOTE in force at the start of the window\'s hour, and each source\'s newest observation behind it',
+          properties: {
+            currency: STR, hour: STR, units_per_usd: DECIMAL, source_updated_at: STR, fresh_sources: INT,
+            observations: { type: 'array', items: { type: 'object', properties: { source: STR, units_per_usd: DECIMAL, time: STR, source_updated_at: STR } } },
+          },
+        },
+      },
+    },
+    result: {
+      type: 'object',
+      description: 'what the methodology made of the inputs, as the certificate states it',
+      required: ['rate', 'sources', 'excluded', 'synthetic_price', 'divergence_pct', 'status', 'confidence', 'data_quality'],
+      properties: {
+        rate: { type: ['string', 'null'] },
+        sources: { type: 'array', items: { type: 'object', properties: { exchange: STR, trades: INT, volume: DECIMAL } } },
+        excluded: { type: 'array', items: { type: 'object', properties: { exchange: STR, reason: EXCLUSION_REASON } } },
+        synthetic_price: { type: ['string', 'null'] },
+        divergence_pct: NUM_OR_NULL,
+        status: STATUS,
+        confidence: NUM_OR_NULL,
+        data_quality: QUALITY,
+      },
+    },
   },
 } as const;
 

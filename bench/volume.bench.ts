@@ -13,8 +13,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { issueCertificates } from '../api/certificates/issue.js';
-import { createSigner } from '../api/certificates/signer.js';
+import { parametersInForce } from '../lib/methodology/parameters.js';
+import { softwareIdentity } from '../lib/software.js';
+import { Certifier } from '../pipeline/certify/issue.js';
+import { createSigner } from '../lib/signer.js';
 import { loadConfig } from '../lib/config.js';
 import { openDatabase, type Database, type Sql } from '../lib/db/connect.js';
 import { refreshAggregates } from '../lib/db/refresh.js';
@@ -68,7 +70,7 @@ async function main(): Promise<void> {
     unpaced: true,
     now: () => clock,
     initialLookbackMs: 5 * MIN,
-    certify: (ranges) => issueCertificates(db.sql, ranges, { signer, issuerUrl: config.publicUrl, market: 'simulated', now: () => new Date(clock) }),
+    certify: (ranges) => new Certifier(db.sql, { signer, issuerUrl: config.publicUrl, market: 'simulated', software: softwareIdentity(), parameters: parametersInForce(config.settleAfterSeconds), now: () => new Date(clock) }).issue(ranges),
   });
 
   // 1. the day, cycle by cycle

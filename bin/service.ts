@@ -7,8 +7,9 @@ import type { Config } from '../lib/config.js';
 import { openDatabase, type Database } from '../lib/db/connect.js';
 import type { Logger } from '../lib/log.js';
 import { startAdmin } from '../api/admin/server.js';
-import { issueCertificates } from '../api/certificates/issue.js';
-import { createSigner } from '../api/certificates/signer.js';
+import { parametersInForce } from '../lib/methodology/parameters.js';
+import { createSigner } from '../lib/signer.js';
+import { softwareIdentity } from '../lib/software.js';
 import { LiveSnapshot } from '../api/live/snapshot.js';
 import { buildDeps, startApi, type RunningApi } from '../api/server.js';
 import type { Pipeline } from '../pipeline/runner.js';
@@ -47,11 +48,12 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
   let api: RunningApi | null = null;
   let pipeline: Pipeline | null = null;
   try {
-    const snapshot = new LiveSnapshot(db.sql, log);
-    closers.push(['snapshot', () => snapshot.stop()]);
-    await snapshot.refresh();
     const signer = createSigner({ hmacSecret: config.certSecret, ed25519PrivateKeyPem: config.certEd25519Key, keyDir: path.join(config.varDir, 'keys') });
-    if (config.role !== 'pipeline') {
+    // the live snapshot serves the API alone: a pipeline-only process builds none
+    const snapshot = config.role !== 'pipeline' ? new LiveSnapshot(db.sql, log) : null;
+    if (snapshot) {
+      closers.push(['snapshot', () => snapshot.stop()]);
+      await snapshot.refresh();
       const deps = await buildDeps(config, log, db.sql, { snapshot, signer });
       closers.push(['redis', () => deps.redis?.disconnect()]);
       api = await startApi(deps);
@@ -61,15 +63,26 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
     }
     if (config.role !== 'api') {
       // loaded only here: an API-only process (ROLE=api) never loads ccxt and the venues (~100 MB)
-      const [{ Pipeline }, { venues }] = await Promise.all([import('../pipeline/runner.js'), import('../pipeline/venues/index.js')]);
+      const [{ Pipeline }, { venues }, { Certifier }] = await Promise.all([
+        import('../pipeline/runner.js'),
+        import('../pipeline/venues/index.js'),
+        import('../pipeline/certify/issue.js'),
+      ]);
+      const certifier = new Certifier(db.sql, {
+        signer,
+        issuerUrl: config.publicUrl,
+        market: config.market,
+        software: softwareIdentity(config.gitCommit),
+        parameters: parametersInForce(config.settleAfterSeconds),
+      });
       pipeline = new Pipeline({
         config,
         log,
         sql: db.sql,
         venues,
-        onCycle: () => snapshot.refresh(),
+        onCycle: async () => snapshot?.refresh(),
         certify: async (ranges) => {
-          const issued = await issueCertificates(db.sql, ranges, { signer, issuerUrl: config.publicUrl, market: config.market });
+          const issued = await certifier.issue(ranges);
           if (issued > 0) log.info({ issued }, 'certificates issued for settled buckets');
         },
         // the embedded database has no job scheduler: the pipeline runs compression and retention
@@ -82,7 +95,7 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
       const p = pipeline;
       closers.push(['pipeline', () => p.stop()]);
     } else {
-      snapshot.follow(); // another process runs the pipeline: notice its cycles
+      snapshot?.follow(); // another process runs the pipeline: notice its cycles
     }
     if (opts.collect !== false) pipeline?.start();
     return { db, api, pipeline, stop };

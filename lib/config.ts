@@ -49,6 +49,8 @@ export interface Config {
   readonly trustProxyHops: number;
   readonly publicUrl: string;
   readonly version: string;
+  /** The git commit of the running code, when it is not a git checkout (the Docker image's build argument). */
+  readonly gitCommit: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -121,6 +123,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     trustProxyHops: integer(env, 'TRUST_PROXY', 0, 0, 10),
     publicUrl: env.PUBLIC_URL || `http://localhost:${port}`,
     version: '1.3.0',
+    gitCommit: env.AFRATES_GIT_COMMIT || undefined,
     ...overrides,
   };
   return Object.freeze(config);

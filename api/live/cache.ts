@@ -3,7 +3,7 @@
 // assessment, an object and its serialisation. Presentations are worked out at the whole second
 // (ages are whole seconds), so every request of one second sees the same values, and a snapshot
 // refresh (a new version) starts afresh.
-import type { CertificateSigner } from '../certificates/signer.js';
+import type { CertificateSigner } from '../../lib/signer.js';
 import { SharedTail } from '../middleware/compress.js';
 import type { Tier } from '../tiers.js';
 import { assess, presentLive, type Assessment } from './present.js';

@@ -1,10 +1,10 @@
 // Turns a snapshot entry into the contract's Live rate object for one tier, at request time:
 // ages, quality, status and confidence move with the clock even between snapshot refreshes.
 // A field the tier may not see is absent, never null.
-import type { CertificateSigner } from '../certificates/signer.js';
-import { signedRatePayload } from '../certificates/signer.js';
+import type { CertificateSigner } from '../../lib/signer.js';
+import { signedRatePayload } from '../../lib/signer.js';
 import type { LiveRate } from '../schemas.js';
-import { num, numeric, timestamp } from '../format.js';
+import { num, numeric, timestamp } from '../../lib/format.js';
 import { atLeast, type Tier } from '../tiers.js';
 import * as v from '../verification.js';
 import type { LiveEntry } from './snapshot.js';

@@ -1,14 +1,6 @@
 // Certificate queries: certificates are issued once per settled bucket (api/certificates/issue.ts)
 // and only read back here, never recomputed.
 import type { Sql } from '../../lib/db/connect.js';
-import type { CertificateSigner } from '../certificates/signer.js';
-
-/** Records the signer's public key (once; never changed) before it signs anything. */
-export async function registerSigningKey(sql: Sql, signer: CertificateSigner): Promise<void> {
-  await sql`
-    INSERT INTO certificate_keys (key_id, public_key_pem) VALUES (${signer.keyId}, ${signer.publicKeyPem})
-    ON CONFLICT (key_id) DO NOTHING`;
-}
 
 /** Every key that has signed, the newest first. */
 export function signingKeys(sql: Sql) {
@@ -29,4 +21,12 @@ export function certificateList(sql: Sql, pair: string, from: Date, to: Date, li
 export async function certificateAt(sql: Sql, pair: string, bucket: Date): Promise<string | undefined> {
   const [row] = await sql<{ body: string }[]>`SELECT body FROM certificates WHERE pair = ${pair} AND bucket = ${bucket}`;
   return row?.body;
+}
+
+/** A replication bundle as stored: its hash, size and the gzip stream of its parts in order; undefined when none. */
+export async function bundleOf(sql: Sql, id: string): Promise<{ sha256: string; bytes: number; gzip: Buffer } | undefined> {
+  const [row] = await sql<{ sha256: string; bytes: number }[]>`SELECT sha256, bytes FROM bundles WHERE id = ${id}`;
+  if (!row) return undefined;
+  const parts = await sql<{ gzip: Buffer }[]>`SELECT gzip FROM bundle_parts WHERE id = ${id} ORDER BY part`;
+  return { ...row, gzip: Buffer.concat(parts.map((p) => p.gzip)) };
 }

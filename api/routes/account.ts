@@ -4,7 +4,7 @@
 // exist), and never a tier: a new key takes the customer's.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { ApiError } from '../errors.js';
-import { date, timestamp } from '../format.js';
+import { date, timestamp } from '../../lib/format.js';
 import { AccountError, type KeyRecord, type OwnKey } from '../keys/store.js';
 import type { Operation } from '../operation.js';
 import {

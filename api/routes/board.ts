@@ -5,7 +5,7 @@
 // - GET /v1/status/public: overall status, per-pair freshness and sources (no prices), the
 //   collector's recent cycles and its uptime over 24 hours and 7 days (the status page).
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
-import { timestamp } from '../format.js';
+import { timestamp } from '../../lib/format.js';
 import { presentLive } from '../live/present.js';
 import type { Operation } from '../operation.js';
 import { publicLimitOf } from '../public-limit.js';

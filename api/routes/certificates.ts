@@ -1,14 +1,16 @@
 // Enterprise: signed certificates of published 5-minute VWAPs. Certificates are issued once, when
 // their bucket settles (api/certificates/issue.ts), and stored: these routes only read them back,
 // so the same certificate is the same bytes forever (plus the requesting customer's section).
-// GET /v1/certificates/keys (public) publishes the Ed25519 key for independent verification.
+// GET /v1/certificates/keys (public) publishes the Ed25519 key for independent verification;
+// GET .../bundle serves a certificate's replication bundle (pipeline/certify/bundle.ts) as stored.
+import zlib from 'node:zlib';
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { notFound, validationError } from '../errors.js';
-import { date, dayStart, numeric, parseTimestamp, timestamp } from '../format.js';
+import { certificateId, date, dayStart, numeric, parseTimestamp, timestamp } from '../../lib/format.js';
 import { knownPair, requireTier, type Operation } from '../operation.js';
-import type { StoredCertificate } from '../certificates/issue.js';
-import { certificateAt, certificateList, signingKeys } from '../queries/certificates.js';
-import { CERTIFICATE_KEYS_RESPONSE, CERTIFICATE_LIST_RESPONSE, CERTIFICATE_RESPONSE, type CertificateKeysResponse, type CertificateListResponse, type CertificateResponse } from '../schemas.js';
+import { acceptsGzip } from '../middleware/compress.js';
+import { bundleOf, certificateAt, certificateList, signingKeys } from '../queries/certificates.js';
+import { BUNDLE_RESPONSE, CERTIFICATE_KEYS_RESPONSE, CERTIFICATE_LIST_RESPONSE, CERTIFICATE_RESPONSE, type CertificateKeysResponse, type CertificateListResponse, type CertificateResponse } from '../schemas.js';
 import { DATE, PAIR, parseParams, parseQuery } from '../validate.js';
 
 const DAY_MS = 86_400_000;
@@ -37,7 +39,36 @@ export const operations: Operation[] = [
   { method: 'get', path: '/v1/certificates/keys', summary: 'Ed25519 public keys for verifying certificates: the one in use first, then every earlier one (no key needed)', tier: null, query: noQuery, response: CERTIFICATE_KEYS_RESPONSE },
   { method: 'get', path: '/v1/certificates/:pair', summary: 'Certificates available for a pair, newest first; when the range holds more than `limit`, a Link rel="next" header gives the next page', tier: 'enterprise', params: pairParams, query: listQuery, response: CERTIFICATE_LIST_RESPONSE },
   { method: 'get', path: '/v1/certificates/:pair/:timestamp', summary: 'One signed rate certificate', tier: 'enterprise', params: certParams, query: noQuery, response: CERTIFICATE_RESPONSE, errors: ['not_found'] },
+  {
+    method: 'get',
+    path: '/v1/certificates/:pair/:timestamp/bundle',
+    summary:
+      "A certificate's replication bundle: every trade that entered the rate as stored, the venues left out and why, the synthetic price's inputs, the parameters, methodology and software version. " +
+      'Canonical JSON, the same bytes forever; its SHA-256 (ETag, and bundle.sha256 in the certificate, which audit.certificate_signature covers) is of the JSON before compression. Sent gzip-encoded to clients that accept it. verify/afrates-verify.mjs recomputes the rate from it.',
+    tier: 'enterprise',
+    params: certParams,
+    query: noQuery,
+    response: BUNDLE_RESPONSE,
+    errors: ['not_found'],
+  },
 ];
+
+/** The bucket a certificate path names, or 400/404 in the contract's shape. */
+function certificateBucket(deps: AppDeps, ctx: AppContext) {
+  const params = parseParams(certParams, ctx.params);
+  parseQuery(noQuery, ctx);
+  const pair = knownPair(deps, params.pair!, 'pair');
+  const at = parseTimestamp(params.timestamp!);
+  if (!at) throw validationError("path parameter 'timestamp' must be ISO 8601 with a +00:00 offset, e.g. 2026-11-20T10:05:00+00:00");
+  if (at.getTime() % BUCKET_MS !== 0) throw notFound(`Certificates exist for 5-minute bucket starts only; ${params.timestamp} is not one.`);
+  return { pair, at };
+}
+
+const noCertificate = (deps: AppDeps, pair: string, at: Date) =>
+  notFound(
+    `No certificate for ${pair} at ${timestamp(at)}: certificates are issued for 5-minute buckets with exchange trades once they settle ` +
+      `(every venue has collected past the bucket's end, or ${Math.round(deps.config.settleAfterSeconds / 60)} minutes after it); GET /v1/certificates/${pair} lists them.`,
+  );
 
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/certificates/keys', async (ctx: AppContext) => {
@@ -88,25 +119,35 @@ export function mount(router: AppRouter, deps: AppDeps): void {
 
   router.get('/v1/certificates/:pair/:timestamp', async (ctx: AppContext) => {
     requireTier(ctx, 'enterprise', 'Certificates');
-    const params = parseParams(certParams, ctx.params);
-    parseQuery(noQuery, ctx);
-    const pair = knownPair(deps, params.pair!, 'pair');
-    const at = parseTimestamp(params.timestamp!);
-    if (!at) throw validationError("path parameter 'timestamp' must be ISO 8601 with a +00:00 offset, e.g. 2026-11-20T10:05:00+00:00");
-    if (at.getTime() % BUCKET_MS !== 0) throw notFound(`Certificates exist for 5-minute bucket starts only; ${params.timestamp} is not one.`);
+    const { pair, at } = certificateBucket(deps, ctx);
     const body = await certificateAt(deps.sql, pair.pair, at);
-    if (!body) {
-      throw notFound(
-        `No certificate for ${pair.pair} at ${timestamp(at)}: certificates are issued for 5-minute buckets with exchange trades once they settle ` +
-          `(every venue has collected past the bucket's end, or ${Math.round(deps.config.settleAfterSeconds / 60)} minutes after it); GET /v1/certificates/${pair.pair} lists them.`,
-      );
-    }
-    const { validity, ...issued } = JSON.parse(body) as StoredCertificate;
+    if (!body) throw noCertificate(deps, pair.pair, at);
+    const { validity, ...issued } = JSON.parse(body) as Omit<CertificateResponse, 'customer'>;
     const customer = ctx.state.customer!;
     ctx.body = {
       ...issued,
       customer: { tier: customer.tier, customer_name: customer.name },
       validity,
     } satisfies CertificateResponse;
+  });
+
+  router.get('/v1/certificates/:pair/:timestamp/bundle', async (ctx: AppContext) => {
+    requireTier(ctx, 'enterprise', 'Replication bundles');
+    const { pair, at } = certificateBucket(deps, ctx);
+    const bundle = await bundleOf(deps.sql, certificateId(pair.pair, at));
+    if (!bundle) {
+      if (await certificateAt(deps.sql, pair.pair, at)) throw notFound(`The certificate for ${pair.pair} at ${timestamp(at)} was issued before replication bundles existed (methodology 1.0.0); it has none.`);
+      throw noCertificate(deps, pair.pair, at);
+    }
+    ctx.type = 'application/json';
+    ctx.set('ETag', `"${bundle.sha256}"`);
+    ctx.set('Cache-Control', 'private, max-age=31536000, immutable');
+    ctx.set('Vary', 'Accept-Encoding');
+    if (acceptsGzip(ctx.get('Accept-Encoding'))) {
+      ctx.set('Content-Encoding', 'gzip');
+      ctx.body = bundle.gzip;
+    } else {
+      ctx.body = zlib.gunzipSync(bundle.gzip);
+    }
   });
 }

@@ -1,7 +1,7 @@
 // GET /v1/rates/eod: one UTC day's OHLCV snapshot (sql/views/60_eod.sql).
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { notFound } from '../errors.js';
-import { date, num, numeric } from '../format.js';
+import { date, num, numeric } from '../../lib/format.js';
 import { knownPair, type Operation } from '../operation.js';
 import { EOD_RESPONSE, type EodResponse } from '../schemas.js';
 import { DATE, PAIR, parseQuery } from '../validate.js';

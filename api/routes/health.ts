@@ -3,7 +3,7 @@
 // may call it as often as they like, what it reads from the database and Redis is read at most
 // once a second, by one call at a time (every other call gets that reading).
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
-import { timestamp } from '../format.js';
+import { timestamp } from '../../lib/format.js';
 import { type Operation } from '../operation.js';
 import { HEALTH_RESPONSE, type HealthResponse } from '../schemas.js';
 

@@ -1,7 +1,7 @@
 // GET /v1/rates/historical: OHLCV candles with per-candle verification, keyset-paginated.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { ApiError, validationError } from '../errors.js';
-import { date, dayStart, num, numeric, parseTimestamp } from '../format.js';
+import { date, dayStart, num, numeric, parseTimestamp } from '../../lib/format.js';
 import { candlePage, type PageRow } from '../queries/candles.js';
 import { knownPair, type Operation } from '../operation.js';
 import { HISTORICAL_RESPONSE, type Candle, type HistoricalResponse } from '../schemas.js';

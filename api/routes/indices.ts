@@ -1,7 +1,7 @@
 // GET /v1/indices: MXNCI and ACLI now, with the change against 24 hours earlier
 // (sql/views/90_indices.sql).
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
-import { num, numeric, round, timestamp } from '../format.js';
+import { num, numeric, round, timestamp } from '../../lib/format.js';
 import { requireTier, type Operation } from '../operation.js';
 import { INDICES_RESPONSE, type IndicesResponse } from '../schemas.js';
 import { parseQuery } from '../validate.js';

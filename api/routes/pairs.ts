@@ -1,6 +1,6 @@
 // GET /v1/pairs: the authoritative list of public pairs with their venues and data availability.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
-import { date, timestamp } from '../format.js';
+import { date, timestamp } from '../../lib/format.js';
 import { type Operation } from '../operation.js';
 import { PAIRS_RESPONSE, type PairsResponse } from '../schemas.js';
 import { parseQuery } from '../validate.js';

@@ -2,7 +2,7 @@
 // (sql/views/50_premium_series.sql), plus the current premium from the live snapshot.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { validationError } from '../errors.js';
-import { date, dayStart, numeric, round, timestamp } from '../format.js';
+import { date, dayStart, numeric, round, timestamp } from '../../lib/format.js';
 import { knownPair, requireTier, type Operation } from '../operation.js';
 import { PREMIUM_RESPONSE, type PremiumResponse } from '../schemas.js';
 import { DATE, PAIR, parseQuery } from '../validate.js';

@@ -3,7 +3,7 @@
 // cross-rate (sql/views/70_spread_inputs.sql). Not order-book depth, and it says so.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { notFound, unavailable } from '../errors.js';
-import { num, numeric, round, timestamp } from '../format.js';
+import { num, numeric, round, timestamp } from '../../lib/format.js';
 import { knownPair, requireTier, type Operation } from '../operation.js';
 import { SPREAD_RESPONSE, type SpreadResponse } from '../schemas.js';
 import { PAIR, parseQuery } from '../validate.js';

@@ -4,7 +4,7 @@
 // Beyond the contract, per pair: how far buckets are settled (certificates exist up to there) and
 // how many trades arrived in the last 24 hours for buckets already settled.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
-import { timestamp } from '../format.js';
+import { timestamp } from '../../lib/format.js';
 import { type Operation } from '../operation.js';
 import { STATUS_RESPONSE, type StatusResponse } from '../schemas.js';
 import { parseQuery } from '../validate.js';

@@ -11,7 +11,7 @@ import { STREAM_EVENT, type StreamEvent } from '../schemas.js';
 import { livePairs } from './live.js';
 import { lastEventId, missed, streamsOf } from '../sse.js';
 import { tierLabel, type Tier } from '../tiers.js';
-import { timestamp } from '../format.js';
+import { timestamp } from '../../lib/format.js';
 import { BOOL, parseQuery } from '../validate.js';
 
 /** Open streams per key, by tier. Every tier may stream; the caps keep idle connections bounded. */

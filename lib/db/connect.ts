@@ -8,6 +8,8 @@ import { startEmbedded, type EmbeddedDatabase } from './embedded.js';
 import { migrate } from './migrate.js';
 
 export type Sql = postgres.Sql;
+/** A connection inside a transaction (sql.begin): statements that must commit together. */
+export type Tx = postgres.TransactionSql;
 
 export interface Database {
   readonly sql: Sql;

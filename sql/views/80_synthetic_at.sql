@@ -1,5 +1,5 @@
 -- synthetic_at(at): the synthetic cross-rate of every public pair at `at`:
--- VWAP of BASE/USDT's newest 5-minute candle at or before `at` (within 1 hour) x USD/QUOTE in
+-- VWAP of BASE/USDT's newest 5-minute candle at or before `at` (within synthetic_lookback_hours) x USD/QUOTE in
 -- force at `at`. USDT and USDC count as 1 USD.
 -- Read by: the live snapshot (api/live), spread, indices.
 DROP FUNCTION IF EXISTS synthetic_at(timestamptz) CASCADE;
@@ -17,7 +17,7 @@ LANGUAGE sql STABLE AS $$
     UNION ALL
     (SELECT c.vwap, c.last_trade_at FROM candles c
      WHERE p.base NOT IN ('USDT', 'USDC') AND c.interval = '5m' AND c.pair = p.base || 'USDT'
-       AND c.bucket <= p_at AND c.bucket > p_at - INTERVAL '1 hour'
+       AND c.bucket <= p_at AND c.bucket > p_at - make_interval(hours => methodology_parameter('synthetic_lookback_hours')::int)
      ORDER BY c.bucket DESC LIMIT 1)
   ) AS u ON true
   WHERE p.visibility = 'public'

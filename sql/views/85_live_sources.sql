@@ -1,5 +1,5 @@
 -- live_sources(at): for every public pair, each venue's newest 5-minute candle at or before `at`
--- (within 24 hours): the venue's rate (its VWAP), volume (its weight in the combined VWAP) and the
+-- (within live_window_hours): the venue's rate (its VWAP), volume (its weight in the combined VWAP) and the
 -- time of its newest trade (freshness).
 -- Read by: the live snapshot (api/live/snapshot.ts), which combines these into the published rate.
 DROP FUNCTION IF EXISTS live_sources(timestamptz);
@@ -12,6 +12,6 @@ LANGUAGE sql STABLE AS $$
          e.last_trade_at
   FROM candles_5m_by_exchange e
   JOIN pairs p ON p.pair = e.pair AND p.visibility = 'public'
-  WHERE e.bucket <= p_at AND e.bucket > p_at - INTERVAL '24 hours'
+  WHERE e.bucket <= p_at AND e.bucket > p_at - make_interval(hours => methodology_parameter('live_window_hours')::int)
   ORDER BY e.pair, e.exchange, e.bucket DESC
 $$;

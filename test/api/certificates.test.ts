@@ -5,8 +5,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueCertificates } from '../../api/certificates/issue.js';
-import { createSigner } from '../../api/certificates/signer.js';
+import { parametersInForce } from '../../lib/methodology/parameters.js';
+import { softwareIdentity } from '../../lib/software.js';
+import { Certifier } from '../../pipeline/certify/issue.js';
+import { createSigner } from '../../lib/signer.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import * as ref from '../support/reference.js';
 
@@ -130,7 +132,7 @@ describe('certificates', () => {
     const rotated = createSigner({ hmacSecret: SECRET, keyDir: dir });
     const [settled] = await t.db.sql<{ settled_through: Date }[]>`SELECT settled_through FROM pair_settlement WHERE pair = 'BTCNGN'`;
     const next = { pair: 'BTCNGN', from: settled!.settled_through, to: new Date(settled!.settled_through.getTime() + 300_000) };
-    expect(await issueCertificates(t.db.sql, [next], { signer: rotated, issuerUrl: 'https://afrates.test', market: 'real' })).toBe(1);
+    expect(await new Certifier(t.db.sql, { signer: rotated, issuerUrl: 'https://afrates.test', market: 'real', software: softwareIdentity(), parameters: parametersInForce(900) }).issue([next])).toBe(1);
     const restarted = await startTestApi({ db: t.db, env: { CERT_HMAC_SECRET: SECRET, CERT_ED25519_PRIVATE_KEY: fs.readFileSync(path.join(dir, 'cert-ed25519.pem'), 'utf8') } });
     try {
       const keys = (await restarted.get('/v1/certificates/keys')).body.keys as { key_id: string; public_key_pem: string }[];

@@ -2,7 +2,7 @@
 // rounds to 12 significant digits. Its shortcut for short decimals must give exactly what the
 // plain rounding gives, for the kinds of text PostgreSQL's numeric produces.
 import { describe, expect, it } from 'vitest';
-import { num, parseTimestamp } from '../../api/format.js';
+import { num, parseTimestamp } from '../../lib/format.js';
 
 const rounded = (text: string) => Number(Number(text).toPrecision(12));
 

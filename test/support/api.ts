@@ -8,7 +8,9 @@ import { loadConfig, type Config } from '../../lib/config.js';
 import type { Database } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
 import { refreshAggregates } from '../../lib/db/refresh.js';
-import { issueCertificates } from '../../api/certificates/issue.js';
+import { parametersInForce } from '../../lib/methodology/parameters.js';
+import { softwareIdentity } from '../../lib/software.js';
+import { Certifier } from '../../pipeline/certify/issue.js';
 import { connectRedis } from '../../api/redis.js';
 import { buildDeps, startApi, type RunningApi } from '../../api/server.js';
 import { recordSettlement, settlementAt } from '../../pipeline/settle.js';
@@ -119,7 +121,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
     // what the pipeline does after a cycle: settle (by the lag: no venue has reported where it
     // stands) and certify the settled buckets, signed with this server's keys
     await recordSettlement(db.sql, await settlementAt(db.sql, new Date(), config.settleAfterSeconds), (ranges) =>
-      issueCertificates(db.sql, ranges, { signer: deps.signer, issuerUrl: config.publicUrl, market: config.market }),
+      new Certifier(db.sql, { signer: deps.signer, issuerUrl: config.publicUrl, market: config.market, software: softwareIdentity(), parameters: parametersInForce(config.settleAfterSeconds) }).issue(ranges),
     );
   }
   const api = await startApi(deps, '127.0.0.1', 0);

@@ -6,10 +6,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import { issueCertificates } from '../../api/certificates/issue.js';
-import { createSigner } from '../../api/certificates/signer.js';
+import { createSigner } from '../../lib/signer.js';
 import { loadConfig } from '../../lib/config.js';
 import type { Database } from '../../lib/db/connect.js';
+import { parametersInForce } from '../../lib/methodology/parameters.js';
+import { softwareIdentity } from '../../lib/software.js';
+import { Certifier } from '../../pipeline/certify/issue.js';
 import { Pipeline } from '../../pipeline/runner.js';
 import { startSimMarket, type SimMarket } from '../../pipeline/sim/index.js';
 import { venues } from '../../pipeline/venues/index.js';
@@ -29,6 +31,7 @@ export interface SimPipelineOptions {
 export function certifyingSimPipeline(o: SimPipelineOptions): Pipeline {
   const config = loadConfig({ MARKET: 'simulated', SIM_URL: o.sim.url, AFRATES_VAR_DIR: o.dir, ...o.env });
   const signer = createSigner({ keyDir: path.join(o.dir, 'keys') });
+  const certifier = new Certifier(o.db.sql, { signer, issuerUrl: 'https://afrates.test', market: 'simulated', software: softwareIdentity(), parameters: parametersInForce(config.settleAfterSeconds), now: () => new Date(o.now()) });
   return new Pipeline({
     config,
     log: testLog,
@@ -39,7 +42,7 @@ export function certifyingSimPipeline(o: SimPipelineOptions): Pipeline {
     initialLookbackMs: 15 * 60_000,
     requestTimeoutMs: 400,
     retryDelaysMs: o.retryDelaysMs ?? [5],
-    certify: (ranges) => issueCertificates(o.db.sql, ranges, { signer, issuerUrl: 'https://afrates.test', market: 'simulated', now: () => new Date(o.now()) }),
+    certify: (ranges) => certifier.issue(ranges),
   });
 }
 

@@ -73,3 +73,8 @@ export function parseTimestamp(raw: string): Date | null {
   const d = new Date(`${m[1]}.${ms}Z`);
   return !Number.isNaN(d.getTime()) && d.toISOString() === `${m[1]}.${ms}Z` ? d : null;
 }
+
+/** A certificate's id, as the contract shapes it: CERT-<pair>-<YYYYMMDDTHHMMSSZ> of its bucket's start. */
+export function certificateId(pair: string, bucket: Date): string {
+  return `CERT-${pair}-${bucket.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z')}`;
+}

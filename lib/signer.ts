@@ -5,6 +5,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Sql } from './db/connect.js';
 
 /** JSON with keys sorted at every level and no spaces: the bytes that get signed. */
 export function canonicalJson(value: unknown): string {
@@ -63,4 +64,11 @@ export function createSigner(opts: { hmacSecret?: string; ed25519PrivateKeyPem?:
     publicKeyPem,
     keyId,
   };
+}
+
+/** Records the signer's public key (once; never changed) before it signs anything. */
+export async function registerSigningKey(sql: Sql, signer: CertificateSigner): Promise<void> {
+  await sql`
+    INSERT INTO certificate_keys (key_id, public_key_pem) VALUES (${signer.keyId}, ${signer.publicKeyPem})
+    ON CONFLICT (key_id) DO NOTHING`;
 }

@@ -1,0 +1,122 @@
+// Exact arithmetic for published numbers: rationals of BigInts, made from the decimal strings the
+// database stores (numeric), so sums, quotients and comparisons are exact and a rate rounds the
+// same way in any language that recomputes it (verify/ does, in JavaScript and Python).
+
+export interface Rational {
+  /** numerator, any sign */
+  readonly n: bigint;
+  /** denominator, always > 0 */
+  readonly d: bigint;
+}
+
+const gcd = (a: bigint, b: bigint): bigint => {
+  a = a < 0n ? -a : a;
+  b = b < 0n ? -b : b;
+  while (b !== 0n) [a, b] = [b, a % b];
+  return a;
+};
+
+export function rational(n: bigint, d: bigint = 1n): Rational {
+  if (d === 0n) throw new RangeError('division by zero');
+  if (d < 0n) [n, d] = [-n, -d];
+  const g = gcd(n, d);
+  return g > 1n ? { n: n / g, d: d / g } : { n, d };
+}
+
+export const ZERO = rational(0n);
+export const ONE = rational(1n);
+
+const DECIMAL = /^([+-]?)(\d+)(?:\.(\d+))?$/;
+
+/** A plain decimal string ("123.4500", "-0.1", "7") as an exact rational; anything else throws. */
+export function parseDecimal(text: string): Rational {
+  const m = DECIMAL.exec(text.trim());
+  if (!m) throw new RangeError(`not a plain decimal: ${JSON.stringify(text.slice(0, 40))}`);
+  const fraction = m[3] ?? '';
+  const n = BigInt(m[2]! + fraction) * (m[1] === '-' ? -1n : 1n);
+  return rational(n, 10n ** BigInt(fraction.length));
+}
+
+export const add = (a: Rational, b: Rational) => rational(a.n * b.d + b.n * a.d, a.d * b.d);
+export const sub = (a: Rational, b: Rational) => rational(a.n * b.d - b.n * a.d, a.d * b.d);
+export const mul = (a: Rational, b: Rational) => rational(a.n * b.n, a.d * b.d);
+export const div = (a: Rational, b: Rational) => rational(a.n * b.d, a.d * b.n);
+export const abs = (a: Rational) => (a.n < 0n ? rational(-a.n, a.d) : a);
+/** -1, 0 or 1 as a < b, a = b, a > b. */
+export const compare = (a: Rational, b: Rational) => {
+  const x = a.n * b.d;
+  const y = b.n * a.d;
+  return x < y ? -1 : x > y ? 1 : 0;
+};
+export const sum = (values: readonly Rational[]) => values.reduce(add, ZERO);
+
+/** The median: the middle value, or the mean of the two middle ones. */
+export function median(values: readonly Rational[]): Rational {
+  if (values.length === 0) throw new RangeError('median of nothing');
+  const sorted = [...values].sort(compare);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : div(add(sorted[mid - 1]!, sorted[mid]!), rational(2n));
+}
+
+/** n / d rounded to an integer, ties to the even neighbour. */
+function roundHalfEven(n: bigint, d: bigint): bigint {
+  const negative = n < 0n;
+  const a = negative ? -n : n;
+  let q = a / d;
+  const twice = 2n * (a % d);
+  if (twice > d || (twice === d && q % 2n === 1n)) q += 1n;
+  return negative ? -q : q;
+}
+
+/** An integer scaled by 10^-places, written as a plain decimal without trailing zeros ("1.5", "-2", "0.0001"). */
+function plain(scaled: bigint, places: number): string {
+  const negative = scaled < 0n;
+  let digits = (negative ? -scaled : scaled).toString();
+  if (places > 0) {
+    digits = digits.padStart(places + 1, '0');
+    const whole = digits.slice(0, digits.length - places);
+    const fraction = digits.slice(digits.length - places).replace(/0+$/, '');
+    digits = fraction ? `${whole}.${fraction}` : whole;
+  } else if (places < 0) {
+    digits = digits === '0' ? '0' : digits + '0'.repeat(-places);
+  }
+  return negative && digits !== '0' ? `-${digits}` : digits;
+}
+
+/** Rounded half-even to `places` digits after the point, as a plain decimal string. */
+export function toFixedPlaces(r: Rational, places: number): string {
+  return plain(roundHalfEven(r.n * 10n ** BigInt(places), r.d), places);
+}
+
+/**
+ * Rounded half-even to `digits` significant digits, as a plain decimal string without exponent
+ * or trailing zeros. The exponent is found exactly: 10^e <= |r| < 10^(e+1).
+ */
+export function toSignificant(r: Rational, digits: number): string {
+  if (r.n === 0n) return '0';
+  const a = abs(r);
+  // first guess from the lengths of numerator and denominator, corrected by at most one step
+  let e = a.n.toString().length - a.d.toString().length;
+  const atLeastPow = (k: number) => (k >= 0 ? a.n >= a.d * 10n ** BigInt(k) : a.n * 10n ** BigInt(-k) >= a.d);
+  if (!atLeastPow(e)) e -= 1;
+  else if (atLeastPow(e + 1)) e += 1;
+  const places = digits - 1 - e;
+  const scale = (x: Rational) => (places >= 0 ? roundHalfEven(x.n * 10n ** BigInt(places), x.d) : roundHalfEven(x.n, x.d * 10n ** BigInt(-places)));
+  return plain(scale(r), places);
+}
+
+/** A rational as a JavaScript number (for JSON): through its shortest decimal, never a float sum. */
+export const toNumber = (r: Rational, digits = 17) => Number(toSignificant(r, digits));
+
+/** A terminating decimal (denominator 2^a x 5^b, as every sum of decimals is) written exactly. */
+export function toDecimal(r: Rational): string {
+  let d = r.d;
+  let places = 0;
+  let twos = 0;
+  let fives = 0;
+  while (d % 2n === 0n) [d, twos] = [d / 2n, twos + 1];
+  while (d % 5n === 0n) [d, fives] = [d / 5n, fives + 1];
+  if (d !== 1n) throw new RangeError('not a terminating decimal');
+  places = Math.max(twos, fives);
+  return plain((r.n * 10n ** BigInt(places)) / r.d, places);
+}

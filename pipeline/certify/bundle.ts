@@ -1,0 +1,71 @@
+// A replication bundle: everything one certified rate was computed from, as canonical JSON
+// (docs/methodology.md, "Replication bundles"). Its SHA-256 is written into the certificate and
+// signed; verify/ recomputes the rate from it. Stored gzip-compressed in parts (a statement on the
+// embedded database stays well under its 64 KB limit) and never changed.
+import crypto from 'node:crypto';
+import zlib from 'node:zlib';
+import type { Tx } from '../../lib/db/connect.js';
+import { timestamp } from '../../lib/format.js';
+import { METHODOLOGY_VERSION } from '../../lib/methodology/parameters.js';
+import type { WindowInputs, WindowResult } from '../../lib/methodology/window.js';
+import { canonicalJson } from '../../lib/signer.js';
+import type { Software } from '../../lib/software.js';
+
+export const BUNDLE_VERSION = 1;
+const PART_BYTES = 32_768;
+
+export interface BundleContext {
+  readonly id: string;
+  readonly kind: 'certificate' | 'fixing';
+  readonly market: 'real' | 'simulated';
+  readonly parameters: Record<string, number | string>;
+  readonly software: Software;
+  readonly issuedAt: string;
+}
+
+export interface Bundle {
+  /** the canonical JSON */
+  readonly text: string;
+  readonly sha256: string;
+  readonly bytes: number;
+}
+
+export function buildBundle(inputs: WindowInputs, result: WindowResult, c: BundleContext): Bundle {
+  const text = canonicalJson({
+    bundle_version: BUNDLE_VERSION,
+    kind: c.kind,
+    id: c.id,
+    pair: inputs.pair,
+    base: inputs.base,
+    quote: inputs.quote,
+    market: c.market,
+    window: { start: timestamp(inputs.start), end: timestamp(inputs.end) },
+    methodology: { version: METHODOLOGY_VERSION, parameters: c.parameters },
+    software: c.software,
+    issued_at: c.issuedAt,
+    venues: inputs.venues,
+    trades: inputs.trades,
+    synthetic: { usdt_leg: inputs.usdtLeg, fx: inputs.fx },
+    result: {
+      rate: result.rate,
+      sources: result.sources,
+      excluded: result.excluded,
+      synthetic_price: result.syntheticPrice,
+      divergence_pct: result.divergencePct,
+      status: result.status,
+      confidence: result.confidence,
+      data_quality: result.dataQuality,
+    },
+  });
+  return { text, sha256: crypto.createHash('sha256').update(text).digest('hex'), bytes: Buffer.byteLength(text) };
+}
+
+/** Stores a bundle once (inside the caller's transaction, beside its certificate). */
+export async function storeBundle(tx: Tx, id: string, bundle: Bundle): Promise<void> {
+  const gzip = zlib.gzipSync(bundle.text, { level: 9 });
+  const parts = Math.max(1, Math.ceil(gzip.length / PART_BYTES));
+  await tx`INSERT INTO bundles (id, sha256, bytes, parts) VALUES (${id}, ${bundle.sha256}, ${bundle.bytes}, ${parts})`;
+  for (let part = 0; part < parts; part++) {
+    await tx`INSERT INTO bundle_parts (id, part, gzip) VALUES (${id}, ${part}, ${gzip.subarray(part * PART_BYTES, (part + 1) * PART_BYTES)})`;
+  }
+}

@@ -1,0 +1,161 @@
+// Publishing: what the venues stored since the last time becomes final. One step, in this order:
+// read what may settle, refresh the aggregates from their durable frontier (lib/db/refresh.ts),
+// the FX rate in force for each new hour, settle and certify (settle.ts hands the newly settled
+// ranges to `certify`), the storage jobs where there is no job scheduler, the cycle record, then
+// onCycle. Calls while one runs are folded into one more run after it.
+import type { Sql } from '../lib/db/connect.js';
+import { withoutStatementTimeout } from '../lib/db/connect.js';
+import { refreshAggregates } from '../lib/db/refresh.js';
+import type { Logger } from '../lib/log.js';
+import { configureRetention, runStorageJobs } from './maintenance.js';
+import { recordSettlement, settledPoints, settlementAt, type Certify } from './settle.js';
+import type { RunError } from './venue-session.js';
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+export interface CycleReport {
+  readonly startedAt: Date;
+  readonly finishedAt: Date;
+  readonly rowsBySource: Record<string, number>;
+  readonly errors: RunError[];
+}
+
+export interface PublisherOptions {
+  readonly sql: Sql;
+  readonly log: Logger;
+  readonly market: 'real' | 'simulated';
+  readonly settleAfterSeconds: number;
+  readonly tradesRetentionDays: number | null;
+  /** Certifies newly settled ranges before their settlement is recorded. */
+  readonly certify?: Certify;
+  /** Called after every publish (and FX cycle). */
+  readonly onCycle?: () => Promise<void>;
+  /** Run compression and retention in this process (a database without a job scheduler). */
+  readonly runStorageJobs: boolean;
+  readonly now: () => number;
+  /** Whether every venue has finished a collection in this process: settlement waits for it. */
+  readonly venuesRanOnce: () => boolean;
+  readonly stopped: () => boolean;
+}
+
+export class Publisher {
+  /** What venues delivered since the last publish: the next cycle record. */
+  private unpublished: { startedAt: Date; rowsBySource: Record<string, number>; errors: RunError[] };
+  private publishing: Promise<CycleReport> | null = null;
+  private again = false;
+  /** Each pair's settled_through, for counting late trades (loaded before the first run, then kept by settling). */
+  private settled: Map<string, Date> | null = null;
+  private storageJobsAt = 0;
+  private prunedAt = 0;
+
+  constructor(private readonly o: PublisherOptions) {
+    this.unpublished = { startedAt: new Date(o.now()), rowsBySource: {}, errors: [] };
+  }
+
+  /** A pair's settled_through as this process knows it. */
+  settledThrough(pair: string): Date | null {
+    return this.settled?.get(pair) ?? null;
+  }
+
+  /** Loads every pair's recorded settled_through once (before the first collection). */
+  async loadSettled(): Promise<void> {
+    if (this.settled) return;
+    const recorded = await settledPoints(this.o.sql).catch(() => null);
+    this.settled ??= recorded; // a settle that finished meanwhile is newer
+  }
+
+  /** A venue's run, to be published next. */
+  delivered(source: string, inserted: number, errors: readonly RunError[]): void {
+    const rows = this.unpublished.rowsBySource;
+    rows[source] = (rows[source] ?? 0) + inserted;
+    this.unpublished.errors.push(...errors);
+  }
+
+  get current(): Promise<unknown> | null {
+    return this.publishing;
+  }
+
+  publish(): Promise<CycleReport> {
+    if (this.publishing) {
+      this.again = true;
+      return this.publishing;
+    }
+    this.publishing = (async () => {
+      try {
+        let report: CycleReport;
+        do {
+          this.again = false;
+          report = await this.publishOnce();
+        } while (this.again && !this.o.stopped());
+        return report;
+      } finally {
+        this.publishing = null;
+      }
+    })();
+    return this.publishing;
+  }
+
+  async record(kind: 'trades' | 'fx' | 'backfill', report: CycleReport): Promise<void> {
+    await this.o.sql`
+      INSERT INTO ingest_cycles (kind, market, started_at, finished_at, rows_by_source, errors)
+      VALUES (${kind}, ${this.o.market}, ${report.startedAt}, ${report.finishedAt}, ${this.o.sql.json(report.rowsBySource)}, ${this.o.sql.json(report.errors as never)})`;
+  }
+
+  private async publishOnce(): Promise<CycleReport> {
+    const { sql, log } = this.o;
+    const { startedAt, rowsBySource, errors } = this.unpublished;
+    this.unpublished = { startedAt: new Date(this.o.now()), rowsBySource: {}, errors: [] };
+    const now = new Date(this.o.now());
+    /** Runs one step; a failure is reported in the cycle record and leaves undefined. */
+    const step = async <T>(source: string, work: () => Promise<T>): Promise<T | undefined> => {
+      try {
+        return await work();
+      } catch (err) {
+        errors.push({ source, error: (err as Error).message.slice(0, 500) });
+        log.error({ err, step: source }, 'publish step failed; the next cycle retries it');
+        return undefined;
+      }
+    };
+    // What may settle is read before the refresh: a venue records how far it has collected only
+    // once those trades are stored, so every trade that lets a bucket settle is in the refreshed
+    // candles (docs/decisions.md, "Settlement"). Not before every venue has had its first
+    // collection in this process: after downtime every venue's collected_through is old, and the
+    // lag rule would settle the outage's buckets from what was stored before the stop.
+    const settledBefore = this.settled;
+    const settlement = this.o.venuesRanOnce() ? await step('settle', () => settlementAt(sql, now, this.o.settleAfterSeconds)) : undefined;
+    if (settlement) this.settled = settlement.settledThrough; // trades stored from here on below it are late
+    // settlement reads the refreshed candles, so a failed refresh skips it (the frontier stays)
+    const refreshed = await step('refresh', async () => {
+      await withoutStatementTimeout(sql, (conn) => refreshAggregates(conn, { now }));
+      return true;
+    });
+    // each new hour's FX rate in force, for the synthetic prices of its candles
+    await step('fx', () => withoutStatementTimeout(sql, (conn) => conn`SELECT fx_in_force_refresh(NULL, ${now})`));
+    if (settlement) {
+      const recorded =
+        refreshed &&
+        (await step('settle', async () => {
+          await recordSettlement(sql, settlement, this.o.certify);
+          return true;
+        }));
+      if (!recorded) this.settled = settledBefore; // the next publish settles it again
+    }
+    if (this.o.now() - this.storageJobsAt > HOUR_MS) {
+      this.storageJobsAt = this.o.now();
+      await step('storage', async () => {
+        await configureRetention(sql, this.o.tradesRetentionDays);
+        if (this.o.runStorageJobs) log.info({ jobs: await withoutStatementTimeout(sql, runStorageJobs) }, 'storage jobs ran');
+      });
+    }
+    const done = { startedAt, finishedAt: new Date(this.o.now()), rowsBySource, errors };
+    await this.record('trades', done);
+    if (this.o.now() - this.prunedAt > DAY_MS) {
+      // health and status need only the recent cycles
+      await sql`DELETE FROM ingest_cycles WHERE finished_at < now() - INTERVAL '30 days'`;
+      this.prunedAt = this.o.now();
+    }
+    await this.o.onCycle?.();
+    return done;
+  }
+}
