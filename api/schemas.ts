@@ -8,6 +8,8 @@ export const DAY = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' } as cons
 const NUM = { type: 'number' } as const;
 const NUM_OR_NULL = { type: ['number', 'null'] } as const;
 const STR = { type: 'string' } as const;
+/** The methodology version a published value was computed by (GET /v1/methodology). */
+const METHODOLOGY_VERSION = { type: 'string', pattern: '^\\d+\\.\\d+\\.\\d+$', description: 'the methodology version the value was computed by (GET /v1/methodology)' } as const;
 const INT = { type: 'integer' } as const;
 
 export const ERROR = {
@@ -24,7 +26,7 @@ export const META = {
 } as const;
 
 const STATUS = { enum: ['verified', 'caution', 'unverified'] } as const;
-const EXCLUSION_REASON = { enum: ['outlier', 'stale', 'no_trades'] } as const;
+const EXCLUSION_REASON = { enum: ['outlier', 'stale', 'no_trades'], description: 'outlier: deviates from the median of the other venues beyond outlier_limit; stale: behind (no recent data while others have it); no_trades: nothing in the window' } as const;
 const QUALITY = { enum: ['high', 'medium', 'low', 'stale'] } as const;
 
 export const LIVE_RATE = {
@@ -41,6 +43,7 @@ export const LIVE_RATE = {
     },
     status: STATUS,
     data_quality: QUALITY,
+    methodology_version: METHODOLOGY_VERSION,
     confidence: { type: 'number', minimum: 0, maximum: 1 },
     synthetic_divergence_pct: NUM_OR_NULL,
     notes: STR,
@@ -57,7 +60,17 @@ export const LIVE_RATE = {
             price: NUM,
             sources: {
               type: 'array',
-              items: { type: 'object', required: ['exchange', 'price', 'weight', 'last_update'], properties: { exchange: STR, price: NUM, weight: NUM, last_update: TIMESTAMP } },
+              description: "the venues that entered the rate: each one's newest 5-minute candle (VWAP, share of the volume, trade count and volume)",
+              items: {
+                type: 'object',
+                required: ['exchange', 'price', 'weight', 'last_update', 'trades', 'volume'],
+                properties: { exchange: STR, price: NUM, weight: NUM, last_update: TIMESTAMP, trades: INT, volume: { type: 'string', description: 'sum of the trade amounts, exact' } },
+              },
+            },
+            excluded: {
+              type: 'array',
+              description: 'venues listed for the pair that did not enter the rate: outlier, stale (no trade within stale_seconds while others traded), no_trades (nothing in the live window)',
+              items: { type: 'object', required: ['exchange', 'reason'], properties: { exchange: STR, reason: EXCLUSION_REASON } },
             },
           },
         },
@@ -91,7 +104,7 @@ export const MARKETS_RESPONSE = {
 
 export const CANDLE = {
   type: 'object',
-  required: ['time', 'pair', 'open', 'high', 'low', 'close', 'vwap', 'total_volume', 'settled', 'verification'],
+  required: ['time', 'pair', 'open', 'high', 'low', 'close', 'vwap', 'total_volume', 'settled', 'verification', 'methodology_version'],
   additionalProperties: false,
   properties: {
     time: TIMESTAMP,
@@ -120,6 +133,7 @@ export const CANDLE = {
         sources_count: INT,
       },
     },
+    methodology_version: METHODOLOGY_VERSION,
   },
 } as const;
 
@@ -151,9 +165,9 @@ export const HISTORICAL_RESPONSE = {
 
 export const EOD_RESPONSE = {
   type: 'object',
-  required: ['date', 'pair', 'open', 'high', 'low', 'close', 'vwap', 'total_volume'],
+  required: ['date', 'pair', 'open', 'high', 'low', 'close', 'vwap', 'total_volume', 'methodology_version'],
   additionalProperties: false,
-  properties: { date: DAY, pair: STR, open: NUM, high: NUM, low: NUM, close: NUM, vwap: NUM_OR_NULL, total_volume: NUM },
+  properties: { date: DAY, pair: STR, open: NUM, high: NUM, low: NUM, close: NUM, vwap: NUM_OR_NULL, total_volume: NUM, methodology_version: METHODOLOGY_VERSION },
 } as const;
 
 export const SPREAD_RESPONSE = {

@@ -1,12 +1,15 @@
 // Turns a snapshot entry into the contract's Live rate object for one tier, at request time:
 // ages, quality, status and confidence move with the clock even between snapshot refreshes.
 // A field the tier may not see is absent, never null.
+import * as x from '../../lib/methodology/exact.js';
+import type { Rational } from '../../lib/methodology/exact.js';
+import { METHODOLOGY_VERSION } from '../../lib/methodology/parameters.js';
+import * as v from '../../lib/methodology/rules.js';
 import type { CertificateSigner } from '../../lib/signer.js';
 import { signedRatePayload } from '../../lib/signer.js';
 import type { LiveRate } from '../schemas.js';
-import { num, numeric, timestamp } from '../../lib/format.js';
+import { numeric, timestamp } from '../../lib/format.js';
 import { atLeast, type Tier } from '../tiers.js';
-import * as v from '../verification.js';
 import type { LiveEntry } from './snapshot.js';
 
 export interface PresentOptions {
@@ -25,7 +28,8 @@ export interface Assessment {
   readonly status: v.VerificationStatus;
   readonly quality: v.DataQuality;
   readonly confidence: number;
-  readonly divergence: number | null;
+  /** exact; null without a synthetic price, and for a synthetic-only rate */
+  readonly divergence: Rational | null;
   readonly flags: string[];
 }
 
@@ -33,7 +37,7 @@ export function assess(e: LiveEntry, now: Date): Assessment {
   const ageSeconds = Math.max(0, Math.floor((now.getTime() - e.time.getTime()) / 1000));
   const syntheticOnly = e.calculation === 'synthetic';
   const fresh = e.used.filter((s) => now.getTime() - s.lastTradeAt.getTime() <= v.FRESH_SECONDS * 1000).length;
-  const divergence = syntheticOnly ? null : v.divergence(e.rate, e.synthetic?.price ?? null);
+  const divergence = syntheticOnly ? null : v.divergence(e.exactRate, e.synthetic?.exact ?? null);
   const quality = v.dataQuality(fresh, ageSeconds, syntheticOnly);
   const flags: string[] = [];
   if (syntheticOnly) flags.push('synthetic_only');
@@ -48,7 +52,7 @@ export function assess(e: LiveEntry, now: Date): Assessment {
     quality,
     confidence: v.confidence({
       sources: e.used.length,
-      dispersion: v.dispersion(e.used.map((s) => s.price)),
+      dispersion: v.dispersion(e.used.map((s) => s.vwap)),
       divergence,
       quote: e.quote,
       ageSeconds,
@@ -65,7 +69,8 @@ function notes(e: LiveEntry, a: Assessment): string {
   const names = e.used.map((s) => s.exchange).join(', ');
   const parts = [`VWAP of ${e.used.length} exchange${e.used.length === 1 ? '' : 's'} (${names}).`];
   if (a.divergence !== null) {
-    parts.push(`${Math.abs(v.percent(a.divergence, 2))}% ${a.divergence >= 0 ? 'above' : 'below'} the synthetic cross-rate.`);
+    const pct = x.toFixedPlaces(x.abs(x.mul(a.divergence, x.rational(100n))), 2);
+    parts.push(`${pct}% ${a.divergence.n >= 0n ? 'above' : 'below'} the synthetic cross-rate.`);
   }
   if (e.excluded.length) parts.push(`Left out as outliers: ${e.excluded.map((s) => s.exchange).join(', ')}.`);
   return parts.join(' ');
@@ -73,7 +78,7 @@ function notes(e: LiveEntry, a: Assessment): string {
 
 export function auditPayload(e: LiveEntry, market: 'real' | 'simulated' = 'real'): string {
   const sources = e.calculation === 'synthetic' ? ['synthetic'] : e.used.map((s) => s.exchange);
-  return signedRatePayload(e.pair, String(num(e.rate)), sources, timestamp(e.time), market);
+  return signedRatePayload(e.pair, e.rateText, sources, timestamp(e.time), market);
 }
 
 /** `assessment`: pass it when the caller already made one for this entry and moment. */
@@ -90,13 +95,14 @@ export function presentLive(e: LiveEntry, o: PresentOptions, assessment?: Assess
     sources,
     status: a.status,
     data_quality: a.quality,
+    methodology_version: METHODOLOGY_VERSION,
   };
   if (!atLeast(o.tier, 'builder')) return out;
 
   out.confidence = a.confidence;
   // a synthetic-only rate is the synthetic price itself: 0 divergence (flag synthetic_only says why);
   // null only when there is no synthetic price to compare with (flag synthetic_unavailable)
-  const shown = e.calculation === 'synthetic' ? 0 : a.divergence;
+  const shown = e.calculation === 'synthetic' ? x.ZERO : a.divergence;
   out.synthetic_divergence_pct = shown === null ? null : v.percent(shown);
   out.notes = notes(e, a);
   out.flags = a.flags;
@@ -106,7 +112,15 @@ export function presentLive(e: LiveEntry, o: PresentOptions, assessment?: Assess
       pricing.exchange = {
         method: e.calculation === 'vwap' ? 'vwap' : 'synthetic',
         price: numeric(e.rate),
-        sources: e.used.map((s) => ({ exchange: s.exchange, price: numeric(s.price), weight: numeric(s.weight), last_update: timestamp(s.lastTradeAt) })),
+        sources: e.used.map((s) => ({
+          exchange: s.exchange,
+          price: numeric(s.price),
+          weight: numeric(s.weight),
+          last_update: timestamp(s.lastTradeAt),
+          trades: s.trades,
+          volume: x.toDecimal(s.volume),
+        })),
+        excluded: e.excluded.map((s) => ({ exchange: s.exchange, reason: s.reason })),
       };
     }
     // with a synthetic price there is always a divergence (0 for a synthetic-only rate)
@@ -114,8 +128,8 @@ export function presentLive(e: LiveEntry, o: PresentOptions, assessment?: Assess
       pricing.synthetic = {
         method: 'cross_rate',
         price: numeric(e.synthetic.price),
-        divergence: numeric(shown),
-        divergence_pct: `${v.percent(shown, 2).toFixed(2)}%`,
+        divergence: x.toNumber(shown, 12),
+        divergence_pct: `${x.toFixedPlaces(x.mul(shown, x.rational(100n)), 2, true)}%`,
       };
     }
     out.pricing = pricing;

@@ -5,13 +5,19 @@
 import { EventEmitter } from 'node:events';
 import type { Sql } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
-import { combinedVwap, OUTLIER_LIMIT, outliers, STALE_SECONDS } from '../verification.js';
+import * as x from '../../lib/methodology/exact.js';
+import type { Rational } from '../../lib/methodology/exact.js';
+import { combineVenues, publishedRate, STALE_SECONDS, vwapOf, type ExclusionReason } from '../../lib/methodology/rules.js';
 
+/** One venue's newest 5-minute candle: its VWAP and sums, exact. */
 export interface SourceQuote {
   readonly exchange: string;
+  /** its VWAP as published (rate_significant_digits), for display */
   readonly price: number;
-  readonly volume: number;
-  readonly pv: number;
+  readonly vwap: Rational;
+  readonly pv: Rational;
+  readonly volume: Rational;
+  readonly trades: number;
   readonly lastTradeAt: Date;
 }
 
@@ -19,22 +25,26 @@ export interface LiveEntry {
   readonly pair: string;
   readonly base: string;
   readonly quote: string;
+  /** the published rate (exact, rounded by the methodology), as a number and as its decimal text */
   readonly rate: number;
+  readonly rateText: string;
+  readonly exactRate: Rational;
   readonly calculation: 'vwap' | 'synthetic';
   /** Sources that went into the rate, with their share of the volume. */
   readonly used: readonly (SourceQuote & { weight: number })[];
-  readonly excluded: readonly SourceQuote[];
+  /** Venues listed for the pair that did not enter, and why. */
+  readonly excluded: readonly { readonly exchange: string; readonly reason: ExclusionReason }[];
   /** Time of the newest data behind the rate. */
   readonly time: Date;
-  readonly synthetic: { readonly price: number; readonly time: Date; readonly fxStale: boolean } | null;
+  readonly synthetic: { readonly price: number; readonly exact: Rational; readonly time: Date; readonly fxStale: boolean } | null;
 }
 
 interface SourceRow {
   pair: string;
   exchange: string;
-  vwap: string;
   pv: string;
   volume: string;
+  trades: string;
   last_trade_at: Date;
 }
 
@@ -47,8 +57,6 @@ interface SyntheticRow {
 }
 
 export interface SnapshotOptions {
-  /** A source deviating from the median of the others by more than this fraction is left out. */
-  readonly outlierLimit?: number;
   readonly now?: () => Date;
 }
 
@@ -61,7 +69,6 @@ export class LiveSnapshot {
   private followTimer: NodeJS.Timeout | undefined;
   /** Where the newest recorded cycle's data came from: simulated data is labelled on every response. */
   market: 'real' | 'simulated' | null = null;
-  private readonly outlierLimit: number;
   private readonly now: () => Date;
   /** Emits 'refreshed' (with `version`) after every rebuild: the event streams push from it (api/sse.ts). */
   readonly events = new EventEmitter();
@@ -73,7 +80,6 @@ export class LiveSnapshot {
     private readonly log: Logger,
     opts: SnapshotOptions = {},
   ) {
-    this.outlierLimit = opts.outlierLimit ?? OUTLIER_LIMIT;
     this.now = opts.now ?? (() => new Date());
   }
 
@@ -116,20 +122,26 @@ export class LiveSnapshot {
       this.pairs = await this.sql<{ pair: string; base: string; quote: string }[]>`
         SELECT pair, base, quote FROM pairs WHERE visibility = 'public' ORDER BY pair`;
     }
-    const sources = await this.sql<SourceRow[]>`SELECT * FROM live_sources(${now})`;
+    const sources = await this.sql<SourceRow[]>`SELECT pair, exchange, pv::text, volume::text, trades::text, last_trade_at FROM live_sources(${now})`;
+    const listed = await this.sql<{ pair: string; exchange: string }[]>`SELECT pair, exchange FROM venue_markets ORDER BY pair, exchange`;
     const synthetic = await this.sql<SyntheticRow[]>`SELECT * FROM synthetic_at(${now})`;
     const [cycle] = await this.sql<{ market: 'real' | 'simulated' }[]>`SELECT market FROM ingest_cycles ORDER BY id DESC LIMIT 1`;
     this.market = cycle?.market ?? null;
     const byPair = new Map<string, SourceQuote[]>();
     for (const s of sources) {
       const list = byPair.get(s.pair) ?? [];
-      list.push({ exchange: s.exchange, price: Number(s.vwap), volume: Number(s.volume), pv: Number(s.pv), lastTradeAt: s.last_trade_at });
+      const pv = x.parseDecimal(s.pv);
+      const volume = x.parseDecimal(s.volume);
+      const vwap = vwapOf({ pv, volume });
+      list.push({ exchange: s.exchange, price: Number(publishedRate(vwap)), vwap, pv, volume, trades: Number(s.trades), lastTradeAt: s.last_trade_at });
       byPair.set(s.pair, list);
     }
+    const listedByPair = new Map<string, string[]>();
+    for (const l of listed) listedByPair.set(l.pair, [...(listedByPair.get(l.pair) ?? []), l.exchange]);
     const synByPair = new Map(synthetic.map((s) => [s.pair, s]));
     const next = new Map<string, LiveEntry>();
     for (const p of this.pairs) {
-      const entry = this.combine(p, byPair.get(p.pair) ?? [], synByPair.get(p.pair), now);
+      const entry = this.combine(p, byPair.get(p.pair) ?? [], listedByPair.get(p.pair) ?? [], synByPair.get(p.pair), now);
       if (entry) next.set(p.pair, entry);
     }
     this.entries = next;
@@ -137,44 +149,51 @@ export class LiveSnapshot {
     this.events.emit('refreshed', this.version);
   }
 
-  private combine(p: { pair: string; base: string; quote: string }, all: SourceQuote[], syn: SyntheticRow | undefined, now: Date): LiveEntry | null {
+  private combine(p: { pair: string; base: string; quote: string }, all: SourceQuote[], listed: readonly string[], syn: SyntheticRow | undefined, now: Date): LiveEntry | null {
     const synthetic =
       syn?.price != null
         ? {
-            price: Number(syn.price),
+            price: Number(publishedRate(x.parseDecimal(syn.price))),
+            exact: x.parseDecimal(syn.price),
             // as old as its crypto leg: FX is collected hourly (FX_CYCLE_SECONDS) and judged by its
-            // own rule (fresh within 36 h, else fx_stale); counted in the age, it made every
+            // own rule (fx_fresh_hours, else fx_stale); counted in the age, it made every
             // synthetic-only pair stale, and gone from live, at the end of each FX hour
             time: syn.usd_price_at!,
             fxStale: (syn.fx_fresh_sources ?? 0) === 0,
           }
         : null;
-    // Within the last hour if any venue traded then; otherwise whatever the last 24 hours hold.
+    // Within the last stale_seconds if any venue traded then; otherwise whatever the live window holds.
     const recent = all.filter((s) => now.getTime() - s.lastTradeAt.getTime() <= STALE_SECONDS * 1000);
     const candidates = recent.length > 0 ? recent : all;
-    const excluded = this.excludeOutliers(p.pair, candidates);
-    const used = candidates.filter((s) => !excluded.includes(s));
-    if (used.length > 0) {
-      const { rate, volume } = combinedVwap(used);
+    const combined = combineVenues(candidates, (s) => this.outliers.has(`${p.pair}|${s.exchange}`));
+    this.rememberOutliers(p.pair, candidates, combined.excluded);
+    const excluded = [
+      ...combined.excluded.map((s) => ({ exchange: s.exchange, reason: 'outlier' as const })),
+      ...all.filter((s) => !candidates.includes(s)).map((s) => ({ exchange: s.exchange, reason: 'stale' as const })),
+      ...listed.filter((e) => !all.some((s) => s.exchange === e)).map((exchange) => ({ exchange, reason: 'no_trades' as const })),
+    ].sort((a, b) => (a.exchange < b.exchange ? -1 : 1));
+    if (combined.rate) {
+      const rateText = publishedRate(combined.rate);
       return {
         ...p,
-        rate,
+        rate: Number(rateText),
+        rateText,
+        exactRate: combined.rate,
         calculation: 'vwap',
-        used: used.map((s) => ({ ...s, weight: s.volume / volume })),
+        used: combined.used.map((s) => ({ ...s, weight: x.toNumber(x.div(s.volume, combined.volume), 12) })),
         excluded,
-        time: new Date(Math.max(...used.map((s) => s.lastTradeAt.getTime()))),
+        time: new Date(Math.max(...combined.used.map((s) => s.lastTradeAt.getTime()))),
         synthetic,
       };
     }
     if (!synthetic) return null;
-    return { ...p, rate: synthetic.price, calculation: 'synthetic', used: [], excluded, time: synthetic.time, synthetic };
+    const rateText = publishedRate(synthetic.exact);
+    return { ...p, rate: Number(rateText), rateText, exactRate: synthetic.exact, calculation: 'synthetic', used: [], excluded, time: synthetic.time, synthetic };
   }
 
-  /** The outlier test (api/verification.ts), remembering who is out between refreshes. */
-  private excludeOutliers(pair: string, sources: SourceQuote[]): SourceQuote[] {
+  /** Who is out as an outlier, kept between refreshes: a venue left out returns below half the limit. */
+  private rememberOutliers(pair: string, sources: readonly SourceQuote[], out: readonly SourceQuote[]): void {
     const key = (s: SourceQuote) => `${pair}|${s.exchange}`;
-    const outIdx = outliers(sources.map((s) => s.price), this.outlierLimit, (i) => this.outliers.has(key(sources[i]!)));
-    const out = outIdx.map((i) => sources[i]!);
     for (const s of sources) {
       if (!out.includes(s)) this.outliers.delete(key(s));
       else if (!this.outliers.has(key(s))) {
@@ -182,7 +201,6 @@ export class LiveSnapshot {
         this.log.warn({ pair, exchange: s.exchange }, 'source excluded as an outlier');
       }
     }
-    return out;
   }
 
   /** In a process without the pipeline: rebuild whenever a new ingest cycle has been recorded. */

@@ -14,9 +14,13 @@ export interface PageRow {
   high: string;
   low: string;
   close: string;
-  vwap: string | null;
+  /** sum(price x amount) and sum(amount): VWAP = pv / volume, computed exactly by the route */
+  pv: string;
   volume: string;
-  synthetic: string | null;
+  /** the USDT leg's sums in the bucket (1 and 1 for a USD coin) and USD/QUOTE in force: synthetic = usd_pv / usd_volume x units_per_usd */
+  usd_pv: string | null;
+  usd_volume: string | null;
+  units_per_usd: string | null;
   /** How many venues traded in the bucket, and their VWAPs' lowest, highest and mean. */
   venues: number;
   venue_min: string | null;

@@ -12,7 +12,8 @@ import { publicLimitOf } from '../public-limit.js';
 import { BOARD_RESPONSE, PUBLIC_STATUS_RESPONSE, type BoardResponse, type PublicStatusResponse } from '../schemas.js';
 import { lastEventId, missed, streamsOf } from '../sse.js';
 import { parseQuery } from '../validate.js';
-import { FRESH_SECONDS, THRESHOLDS } from '../verification.js';
+import { thresholdsFor } from '../../lib/methodology/parameters.js';
+import { FRESH_SECONDS } from '../../lib/methodology/rules.js';
 
 const query = { type: 'object', additionalProperties: false, properties: {} } as const;
 
@@ -73,7 +74,7 @@ export function boardBody(deps: AppDeps): BoardResponse {
   }
   return {
     data,
-    meta: { timestamp: timestamp(now), snapshot: deps.snapshot.version, pair_count: deps.pairs.size, thresholds: { ...THRESHOLDS } },
+    meta: { timestamp: timestamp(now), snapshot: deps.snapshot.version, pair_count: deps.pairs.size, thresholds: { default: thresholdsFor('ZAR'), NGN: thresholdsFor('NGN') } },
   };
 }
 

@@ -1,7 +1,10 @@
 // GET /v1/rates/eod: one UTC day's OHLCV snapshot (sql/views/60_eod.sql).
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { notFound } from '../errors.js';
-import { date, num, numeric } from '../../lib/format.js';
+import { date, numeric } from '../../lib/format.js';
+import * as x from '../../lib/methodology/exact.js';
+import { METHODOLOGY_VERSION } from '../../lib/methodology/parameters.js';
+import * as v from '../../lib/methodology/rules.js';
 import { knownPair, type Operation } from '../operation.js';
 import { EOD_RESPONSE, type EodResponse } from '../schemas.js';
 import { DATE, PAIR, parseQuery } from '../validate.js';
@@ -41,8 +44,9 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       high: numeric(row.high),
       low: numeric(row.low),
       close: numeric(row.close),
-      vwap: num(row.vwap),
+      vwap: Number(v.publishedRate(x.div(x.parseDecimal(row.pv), x.parseDecimal(row.total_volume)))),
       total_volume: numeric(row.total_volume),
+      methodology_version: METHODOLOGY_VERSION,
     } satisfies EodResponse;
   });
 }

@@ -1,13 +1,15 @@
 // GET /v1/rates/historical: OHLCV candles with per-candle verification, keyset-paginated.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { ApiError, validationError } from '../errors.js';
-import { date, dayStart, num, numeric, parseTimestamp } from '../../lib/format.js';
+import { date, dayStart, numeric, parseTimestamp } from '../../lib/format.js';
 import { candlePage, type PageRow } from '../queries/candles.js';
 import { knownPair, type Operation } from '../operation.js';
 import { HISTORICAL_RESPONSE, type Candle, type HistoricalResponse } from '../schemas.js';
 import { DEFAULT_PAGE, TIER_RULES, atLeast, tierLabel } from '../tiers.js';
 import { DATE, PAIR, parseQuery } from '../validate.js';
-import * as v from '../verification.js';
+import * as x from '../../lib/methodology/exact.js';
+import { METHODOLOGY_VERSION } from '../../lib/methodology/parameters.js';
+import * as v from '../../lib/methodology/rules.js';
 
 const DAY_MS = 86_400_000;
 const BUCKET_MS = { '5m': 300_000, '1h': 3_600_000, '1d': DAY_MS } as const;
@@ -30,21 +32,53 @@ export const operations: Operation[] = [
   { method: 'get', path: '/v1/rates/historical', summary: 'OHLCV candles for one pair, cursor-paginated', tier: 'free', query, response: HISTORICAL_RESPONSE, errors: ['interval_not_available', 'history_limit_exceeded'] },
 ];
 
-function verification(c: PageRow, quote: string, full: boolean): Candle['verification'] {
-  const synthetic = c.synthetic === null ? null : Number(c.synthetic);
-  const div = c.vwap === null ? null : v.divergence(Number(c.vwap), synthetic);
+/** A candle's VWAP and synthetic price, exact, from its sums (null where a sum is missing). */
+function prices(c: PageRow) {
+  const volume = x.parseDecimal(c.volume);
+  const vwap = volume.n > 0n ? x.div(x.parseDecimal(c.pv), volume) : null;
+  const usdVolume = c.usd_volume === null ? null : x.parseDecimal(c.usd_volume);
+  const synthetic =
+    c.units_per_usd === null || c.usd_pv === null || !usdVolume || usdVolume.n === 0n
+      ? null
+      : x.mul(x.div(x.parseDecimal(c.usd_pv), usdVolume), x.parseDecimal(c.units_per_usd));
+  return { vwap, synthetic };
+}
+
+const parsed = (text: string | null) => (text === null ? x.ZERO : x.parseDecimal(text));
+
+function verification(c: PageRow, p: ReturnType<typeof prices>, quote: string, full: boolean): Candle['verification'] {
+  const div = p.vwap ? v.divergence(p.vwap, p.synthetic) : null;
   const out: Candle['verification'] = {
     status: v.verificationStatus(div, quote),
     data_quality: c.venues >= 2 ? 'high' : c.venues === 1 ? 'medium' : 'low',
   };
   if (full) {
-    const dispersion = v.dispersionOf(c.venues, Number(c.venue_min ?? 0), Number(c.venue_max ?? 0), Number(c.venue_mean ?? 0));
+    const mean = parsed(c.venue_mean);
+    const dispersion = c.venues < 2 || mean.n <= 0n ? x.ZERO : x.div(x.sub(parsed(c.venue_max), parsed(c.venue_min)), mean);
     out.confidence = v.confidence({ sources: c.venues, dispersion, divergence: div, quote, ageSeconds: 0 });
     out.divergence_pct = div === null ? null : v.percent(div);
-    out.synthetic_price = num(synthetic);
+    out.synthetic_price = p.synthetic ? Number(v.publishedRate(p.synthetic)) : null;
     out.sources_count = c.venues;
   }
   return out;
+}
+
+/** One candle as the contract shows it (JSON numbers: the published rounding, lib/methodology). */
+export function candleOf(c: PageRow, pair: { pair: string; quote: string }, full: boolean): Candle {
+  const p = prices(c);
+  return {
+    time: c.t,
+    pair: pair.pair,
+    open: numeric(c.open),
+    high: numeric(c.high),
+    low: numeric(c.low),
+    close: numeric(c.close),
+    vwap: p.vwap ? Number(v.publishedRate(p.vwap)) : null,
+    total_volume: numeric(c.volume),
+    settled: c.settled,
+    verification: verification(c, p, pair.quote, full),
+    methodology_version: METHODOLOGY_VERSION,
+  };
 }
 
 export function mount(router: AppRouter, deps: AppDeps): void {
@@ -93,18 +127,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       interval,
       start: q.start,
       end: q.end,
-      data: page.map((c) => ({
-        time: c.t,
-        pair: pair.pair,
-        open: numeric(c.open),
-        high: numeric(c.high),
-        low: numeric(c.low),
-        close: numeric(c.close),
-        vwap: num(c.vwap),
-        total_volume: numeric(c.volume),
-        settled: c.settled,
-        verification: verification(c, pair.quote, full),
-      })),
+      data: page.map((c) => candleOf(c, pair, full)),
       meta: {
         request_id: ctx.state.requestId,
         row_count: page.length,

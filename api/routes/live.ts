@@ -5,7 +5,7 @@ import { HeadAndSharedTail } from '../middleware/compress.js';
 import { knownPair, meta, requireTier, type Operation } from '../operation.js';
 import { LIVE_RESPONSE, MARKETS_RESPONSE } from '../schemas.js';
 import { BOOL, parseQuery } from '../validate.js';
-import { isLive } from '../verification.js';
+import { isLive } from '../../lib/methodology/rules.js';
 
 const MAX_PAIRS = 50;
 

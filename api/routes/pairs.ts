@@ -4,7 +4,7 @@ import { date, timestamp } from '../../lib/format.js';
 import { type Operation } from '../operation.js';
 import { PAIRS_RESPONSE, type PairsResponse } from '../schemas.js';
 import { parseQuery } from '../validate.js';
-import { isLive } from '../verification.js';
+import { isLive } from '../../lib/methodology/rules.js';
 import { LiveJsonCache } from '../live/cache.js';
 
 const query = { type: 'object', additionalProperties: false, properties: {} } as const;

@@ -6,7 +6,8 @@ import { date, dayStart, numeric, round, timestamp } from '../../lib/format.js';
 import { knownPair, requireTier, type Operation } from '../operation.js';
 import { PREMIUM_RESPONSE, type PremiumResponse } from '../schemas.js';
 import { DATE, PAIR, parseQuery } from '../validate.js';
-import { verificationStatus } from '../verification.js';
+import * as x from '../../lib/methodology/exact.js';
+import * as v from '../../lib/methodology/rules.js';
 
 const DAY_MS = 86_400_000;
 /**
@@ -60,14 +61,15 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const avg = points ? rows.reduce((s, r) => s + Number(r.avg_premium_pct) * Number(r.data_points), 0) / points : null;
 
     const live = deps.snapshot.get(pair.pair);
+    const div = live && live.calculation === 'vwap' && live.synthetic ? v.divergence(live.exactRate, live.synthetic.exact) : null;
     const current =
-      live && live.calculation === 'vwap' && live.synthetic
+      live && live.synthetic && div
         ? {
             local_price: numeric(live.rate),
             synthetic_price: numeric(live.synthetic.price),
-            premium: numeric(live.rate - live.synthetic.price),
-            premium_pct: round(((live.rate - live.synthetic.price) / live.synthetic.price) * 100, 4),
-            status: verificationStatus((live.rate - live.synthetic.price) / live.synthetic.price, pair.quote),
+            premium: Number(v.publishedRate(x.sub(live.exactRate, live.synthetic.exact))),
+            premium_pct: v.percent(div),
+            status: v.verificationStatus(div, pair.quote),
             timestamp: timestamp(live.time),
           }
         : null;

@@ -7,7 +7,7 @@ import { num, numeric, round, timestamp } from '../../lib/format.js';
 import { knownPair, requireTier, type Operation } from '../operation.js';
 import { SPREAD_RESPONSE, type SpreadResponse } from '../schemas.js';
 import { PAIR, parseQuery } from '../validate.js';
-import { thresholdsFor } from '../verification.js';
+import { thresholdsFor } from '../../lib/methodology/parameters.js';
 
 const query = { type: 'object', required: ['pair'], additionalProperties: false, properties: { pair: PAIR } } as const;
 

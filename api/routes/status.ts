@@ -8,7 +8,7 @@ import { timestamp } from '../../lib/format.js';
 import { type Operation } from '../operation.js';
 import { STATUS_RESPONSE, type StatusResponse } from '../schemas.js';
 import { parseQuery } from '../validate.js';
-import { FRESH_SECONDS } from '../verification.js';
+import { FRESH_SECONDS } from '../../lib/methodology/rules.js';
 import { LiveJsonCache } from '../live/cache.js';
 
 const SILENT_AFTER_MS = 3 * 5 * 60_000;

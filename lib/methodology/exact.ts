@@ -16,11 +16,16 @@ const gcd = (a: bigint, b: bigint): bigint => {
   return a;
 };
 
+/** n / d, the sign carried by n. Not reduced: sums of decimals keep power-of-ten denominators (see add). */
 export function rational(n: bigint, d: bigint = 1n): Rational {
   if (d === 0n) throw new RangeError('division by zero');
-  if (d < 0n) [n, d] = [-n, -d];
-  const g = gcd(n, d);
-  return g > 1n ? { n: n / g, d: d / g } : { n, d };
+  return d < 0n ? { n: -n, d: -d } : { n, d };
+}
+
+/** In lowest terms. */
+export function reduce(r: Rational): Rational {
+  const g = gcd(r.n, r.d);
+  return g > 1n ? { n: r.n / g, d: r.d / g } : r;
 }
 
 export const ZERO = rational(0n);
@@ -37,11 +42,18 @@ export function parseDecimal(text: string): Rational {
   return rational(n, 10n ** BigInt(fraction.length));
 }
 
-export const add = (a: Rational, b: Rational) => rational(a.n * b.d + b.n * a.d, a.d * b.d);
-export const sub = (a: Rational, b: Rational) => rational(a.n * b.d - b.n * a.d, a.d * b.d);
+/** a + b; when one denominator divides the other (decimals: powers of ten) the larger is kept, so long sums stay small. */
+export function add(a: Rational, b: Rational): Rational {
+  if (a.d === b.d) return { n: a.n + b.n, d: a.d };
+  if (a.d % b.d === 0n) return { n: a.n + b.n * (a.d / b.d), d: a.d };
+  if (b.d % a.d === 0n) return { n: a.n * (b.d / a.d) + b.n, d: b.d };
+  return reduce({ n: a.n * b.d + b.n * a.d, d: a.d * b.d });
+}
+export const neg = (a: Rational): Rational => ({ n: -a.n, d: a.d });
+export const sub = (a: Rational, b: Rational) => add(a, neg(b));
 export const mul = (a: Rational, b: Rational) => rational(a.n * b.n, a.d * b.d);
 export const div = (a: Rational, b: Rational) => rational(a.n * b.d, a.d * b.n);
-export const abs = (a: Rational) => (a.n < 0n ? rational(-a.n, a.d) : a);
+export const abs = (a: Rational) => (a.n < 0n ? neg(a) : a);
 /** -1, 0 or 1 as a < b, a = b, a > b. */
 export const compare = (a: Rational, b: Rational) => {
   const x = a.n * b.d;
@@ -68,24 +80,24 @@ function roundHalfEven(n: bigint, d: bigint): bigint {
   return negative ? -q : q;
 }
 
-/** An integer scaled by 10^-places, written as a plain decimal without trailing zeros ("1.5", "-2", "0.0001"). */
-function plain(scaled: bigint, places: number): string {
+/** An integer scaled by 10^-places, written as a plain decimal, without trailing zeros unless `keepZeros` ("1.5", "-2", "0.0001"). */
+function plain(scaled: bigint, places: number, keepZeros = false): string {
   const negative = scaled < 0n;
   let digits = (negative ? -scaled : scaled).toString();
   if (places > 0) {
     digits = digits.padStart(places + 1, '0');
     const whole = digits.slice(0, digits.length - places);
-    const fraction = digits.slice(digits.length - places).replace(/0+$/, '');
+    const fraction = keepZeros ? digits.slice(digits.length - places) : digits.slice(digits.length - places).replace(/0+$/, '');
     digits = fraction ? `${whole}.${fraction}` : whole;
   } else if (places < 0) {
     digits = digits === '0' ? '0' : digits + '0'.repeat(-places);
   }
-  return negative && digits !== '0' ? `-${digits}` : digits;
+  return negative && /[1-9]/.test(digits) ? `-${digits}` : digits;
 }
 
-/** Rounded half-even to `places` digits after the point, as a plain decimal string. */
-export function toFixedPlaces(r: Rational, places: number): string {
-  return plain(roundHalfEven(r.n * 10n ** BigInt(places), r.d), places);
+/** Rounded half-even to `places` digits after the point, as a plain decimal string (`pad`: all of them, "1.50"). */
+export function toFixedPlaces(r: Rational, places: number, pad = false): string {
+  return plain(roundHalfEven(r.n * 10n ** BigInt(places), r.d), places, pad);
 }
 
 /**
@@ -109,7 +121,8 @@ export function toSignificant(r: Rational, digits: number): string {
 export const toNumber = (r: Rational, digits = 17) => Number(toSignificant(r, digits));
 
 /** A terminating decimal (denominator 2^a x 5^b, as every sum of decimals is) written exactly. */
-export function toDecimal(r: Rational): string {
+export function toDecimal(value: Rational): string {
+  const r = reduce(value);
   let d = r.d;
   let places = 0;
   let twos = 0;

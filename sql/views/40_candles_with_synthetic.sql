@@ -62,6 +62,8 @@ CREATE FUNCTION synthetic_candles_sql(p_interval text) RETURNS text LANGUAGE sql
   SELECT $1::text AS interval, c.bucket, c.pair, c.open, c.high, c.low, c.close, c.pv, c.volume,
          c.trades::numeric AS trades, vwap(c.pv, c.volume) AS vwap, c.first_trade_at, c.last_trade_at,
          CASE WHEN $6 IS NULL THEN 1::numeric ELSE vwap(u.pv, u.volume) END AS usd_price,
+         CASE WHEN $6 IS NULL THEN 1::numeric ELSE u.pv END AS usd_pv,
+         CASE WHEN $6 IS NULL THEN 1::numeric ELSE u.volume END AS usd_volume,
          coalesce(m.units_per_usd, d.units_per_usd) AS units_per_usd,
          coalesce(m.fresh_sources, d.fresh_sources) AS fresh_sources
   FROM %1$I c
@@ -104,17 +106,18 @@ BEGIN
         candles_until(p_interval, p_pair, p_from, p_to, p_limit);
 END $fn$;
 
--- candle_page: the same candles, shaped for the wire, beside how their venues' VWAPs in the bucket
--- spread (how many, lowest, highest, mean: the inputs of the verification rules in
--- api/verification.ts), and whether the candle is settled: its whole bucket lies at or before the
+-- candle_page: the same candles, shaped for the wire: the sums their VWAP and synthetic price are
+-- computed from exactly (pv / volume; usd_pv / usd_volume x units_per_usd, lib/methodology), beside
+-- how their venues' VWAPs in the bucket spread (how many, lowest, highest, mean: the inputs of the
+-- confidence rule), and whether the candle is settled: its whole bucket lies at or before the
 -- pair's settled_through (pair_settlement), so it is certified and changes only by late trades.
 -- Unsettled candles (the open bucket, and closed ones some venue has not reported past yet) may
 -- still change. The timestamp comes already written as the contract writes it (buckets start on
 -- whole minutes: no fraction).
 CREATE FUNCTION candle_page(p_interval text, p_pair text, p_from timestamptz, p_to timestamptz, p_limit integer)
-RETURNS TABLE (t text, open numeric, high numeric, low numeric, close numeric, vwap numeric, volume numeric,
-               synthetic numeric, venues integer, venue_min numeric, venue_max numeric, venue_mean numeric,
-               settled boolean)
+RETURNS TABLE (t text, open numeric, high numeric, low numeric, close numeric, pv numeric, volume numeric,
+               usd_pv numeric, usd_volume numeric, units_per_usd numeric,
+               venues integer, venue_min numeric, venue_max numeric, venue_mean numeric, settled boolean)
 LANGUAGE plpgsql STABLE
 SET enable_nestloop = off
 SET jit = off
@@ -147,7 +150,7 @@ BEGIN
   END IF;
   SELECT ps.settled_through - v_width INTO v_settled_from FROM pair_settlement ps WHERE ps.pair = p_pair;
   RETURN QUERY EXECUTE $q$SELECT to_char(r.bucket AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"'),
-         r.open, r.high, r.low, r.close, r.vwap, r.volume, r.usd_price * r.units_per_usd,
+         r.open, r.high, r.low, r.close, r.pv, r.volume, r.usd_pv, r.usd_volume, r.units_per_usd,
          coalesce(s.n, 0), s.lo, s.hi, s.mean, coalesce(r.bucket <= $11, false)
   FROM ($q$ || synthetic_candles_sql(p_interval) || ') r LEFT JOIN (' || v_spread || ') s ON s.bucket = r.bucket
   ORDER BY r.bucket'

@@ -9,7 +9,7 @@ import { openStream } from './sse-client.js';
 
 let t: TestApi;
 const ajv = new Ajv({ strict: false, allErrors: true });
-const FREE_FIELDS = ['calculation', 'data_freshness_seconds', 'data_quality', 'rate', 'sources', 'status'];
+const FREE_FIELDS = ['calculation', 'data_freshness_seconds', 'data_quality', 'methodology_version', 'rate', 'sources', 'status'];
 
 beforeAll(async () => {
   t = await startTestApi();

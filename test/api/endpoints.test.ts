@@ -71,7 +71,7 @@ describe('GET /v1/rates/live', () => {
     const res = await t.get('/v1/rates/live?pairs=BTCNGN,ETHNGN', free);
     expectShape(res, '/v1/rates/live');
     expect(Object.keys(res.body.data).sort()).toEqual(['BTCNGN', 'ETHNGN']);
-    expect(Object.keys(res.body.data.BTCNGN).sort()).toEqual(['calculation', 'data_freshness_seconds', 'data_quality', 'rate', 'sources', 'status']);
+    expect(Object.keys(res.body.data.BTCNGN).sort()).toEqual(['calculation', 'data_freshness_seconds', 'data_quality', 'methodology_version', 'rate', 'sources', 'status']);
     expect(res.body.data.BTCNGN.calculation).toBe('vwap');
     expect(res.body.data.BTCNGN.sources.map((s: { exchange: string }) => s.exchange).sort()).toEqual(['luno', 'quidax']);
     expect(res.body.meta.timestamp).toMatch(/\+00:00$/);

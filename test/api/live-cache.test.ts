@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LiveJsonCache } from '../../api/live/cache.js';
 import { assess, presentLive } from '../../api/live/present.js';
 import { TIERS } from '../../api/tiers.js';
-import { isLive } from '../../api/verification.js';
+import { isLive } from '../../lib/methodology/rules.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 
 let t: TestApi;

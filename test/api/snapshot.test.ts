@@ -23,7 +23,7 @@ async function trade(exchange: string, price: number, at = Date.now() - 1_000) {
 
 describe('outliers', () => {
   it('leave a deviating venue out, and let it back only below half the limit', async () => {
-    const snapshot = new LiveSnapshot(db.sql, testLog, { outlierLimit: 0.05 });
+    const snapshot = new LiveSnapshot(db.sql, testLog);
     // each venue's rate is the VWAP of its newest 5-minute candle: one big trade sets it
     await trade('luno', 1_000_000);
     await trade('valr', 1_001_000);

@@ -108,7 +108,7 @@ describe('GET /v1/rates/stream', () => {
   it("gates fields by the key's tier, like /v1/rates/live", async () => {
     const free = await stream('pairs=BTCNGN', await t.key('free'));
     const freeRate = JSON.parse((await free.next())!.data).data.BTCNGN;
-    expect(Object.keys(freeRate).sort()).toEqual(['calculation', 'data_freshness_seconds', 'data_quality', 'rate', 'sources', 'status']);
+    expect(Object.keys(freeRate).sort()).toEqual(['calculation', 'data_freshness_seconds', 'data_quality', 'methodology_version', 'rate', 'sources', 'status']);
     free.close();
 
     const refused = await stream('pairs=BTCNGN&include_synthetic=true', await t.key('free'));

@@ -1,7 +1,23 @@
 // Verification rules: thresholds by quote currency, data quality, and a confidence that never
 // drops when the inputs get better.
 import { describe, expect, it } from 'vitest';
-import { confidence, dataQuality, dispersion, outliers, verificationStatus, type ConfidenceInputs } from '../../api/verification.js';
+import { parseDecimal, type Rational } from '../../../lib/methodology/exact.js';
+import * as rules from '../../../lib/methodology/rules.js';
+import { dataQuality } from '../../../lib/methodology/rules.js';
+
+/** The rules take exact rationals; these tests speak in numbers (their decimal text is exact). */
+const q = (n: number): Rational => parseDecimal(n.toFixed(20).replace(/\.?0+$/, ''));
+const verificationStatus = (div: number | null, quote: string, syntheticOnly?: boolean) => rules.verificationStatus(div === null ? null : q(div), quote, syntheticOnly);
+interface ConfidenceInputs {
+  sources: number;
+  dispersion: number;
+  divergence: number | null;
+  quote: string;
+  ageSeconds: number;
+}
+const confidence = (i: ConfidenceInputs) => rules.confidence({ ...i, dispersion: q(i.dispersion), divergence: i.divergence === null ? null : q(i.divergence) });
+const dispersion = (prices: number[]) => Number(rules.dispersion(prices.map(q)).n) / Number(rules.dispersion(prices.map(q)).d);
+const outliers = (prices: number[], limit = 0.05, wasOut?: (i: number) => boolean) => rules.outliers(prices.map(q), q(limit), wasOut);
 
 describe('status', () => {
   it('uses 2% / 5%, and 5% / 10% for NGN', () => {
