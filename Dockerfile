@@ -14,6 +14,7 @@ COPY pipeline ./pipeline
 COPY api ./api
 COPY bin ./bin
 COPY web ./web
+COPY docs/methodology.md ./docs/methodology.md
 RUN npm run build
 
 # run: dist/ and production dependencies, nothing else

@@ -37,7 +37,7 @@ install: $(STAMP) ## install dependencies at their locked versions
 
 # The web front end (web/ -> web/dist, served by the API): rebuilt when a source file changes.
 WEB_STAMP := web/dist/.built
-WEB_SOURCES := $(shell find web -path web/dist -prune -o -type f -print)
+WEB_SOURCES := $(shell find web -path web/dist -prune -o -type f -print) docs/methodology.md
 
 $(WEB_STAMP): $(STAMP) $(WEB_SOURCES)
 	$(NODE_BIN)/vite build --config web/vite.config.ts

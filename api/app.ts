@@ -13,7 +13,7 @@ import { serveWeb } from './web.js';
 
 // the web pages' public endpoints have a per-address limit of their own (api/public-limit.ts)
 const PUBLIC_WEB = ['/v1/board', '/v1/board/stream', '/v1/status/public'];
-const NO_KEY = new Set(['/v1/health', '/v1/auth/free-key', '/v1/openapi.json', '/v1/certificates/keys', ...PUBLIC_WEB]);
+const NO_KEY = new Set(['/v1/health', '/v1/auth/free-key', '/v1/openapi.json', '/v1/certificates/keys', '/v1/methodology', ...PUBLIC_WEB]);
 const NOT_LIMITED = new Set(['/v1/health', ...PUBLIC_WEB]);
 
 const HAS_BODY = ['POST', 'PUT', 'PATCH', 'DELETE'];

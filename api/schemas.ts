@@ -470,6 +470,27 @@ export const BUNDLE_RESPONSE = {
   },
 } as const;
 
+export const METHODOLOGY_RESPONSE = {
+  type: 'object',
+  required: ['version', 'effective_date', 'document', 'verifier', 'parameters'],
+  additionalProperties: false,
+  properties: {
+    version: METHODOLOGY_VERSION,
+    effective_date: DAY,
+    document: { ...STR, description: 'the methodology as a page' },
+    verifier: { ...STR, description: 'the verifier (one file, Node 18+ standard library) that recomputes a certificate from its bundle' },
+    parameters: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['name', 'value', 'unit', 'description'],
+        additionalProperties: false,
+        properties: { name: STR, value: { type: ['number', 'string'] }, unit: STR, description: STR },
+      },
+    },
+  },
+} as const;
+
 export const CERTIFICATE_KEYS_RESPONSE = {
   type: 'object',
   required: ['keys'],
@@ -499,6 +520,7 @@ export type KeyResponse = FromSchema<typeof KEY_RESPONSE>;
 export type CertificateListResponse = FromSchema<typeof CERTIFICATE_LIST_RESPONSE>;
 export type CertificateResponse = FromSchema<typeof CERTIFICATE_RESPONSE>;
 export type CertificateKeysResponse = FromSchema<typeof CERTIFICATE_KEYS_RESPONSE>;
+export type MethodologyResponse = FromSchema<typeof METHODOLOGY_RESPONSE>;
 
 // ---- Web: the public board and status page, the account (dashboard), the live stream ----
 
@@ -516,6 +538,7 @@ const FREE_LIVE_RATE = {
     sources: LIVE_RATE.properties.sources,
     status: LIVE_RATE.properties.status,
     data_quality: LIVE_RATE.properties.data_quality,
+    methodology_version: LIVE_RATE.properties.methodology_version,
   },
 } as const;
 

@@ -1,5 +1,5 @@
 // Serves the web front end (web/, built by Vite into web/dist) on the API's own origin:
-// the pages /, /dashboard, /docs and /status, and their assets under /assets/. Files are read
+// the pages /, /dashboard, /docs, /status and /methodology, and their assets under /assets/. Files are read
 // once into memory with the gzip and brotli copies made at build time, so nothing is compressed
 // per request; hashed assets are cached for a year, pages revalidated. Every page carries a
 // Content-Security-Policy that admits this origin only: no script, style, font, image or request
@@ -17,6 +17,7 @@ const PAGES: Readonly<Record<string, string>> = {
   '/dashboard': 'dashboard.html',
   '/docs': 'docs.html',
   '/status': 'status.html',
+  '/methodology': 'methodology.html',
 };
 
 const TYPES: Readonly<Record<string, string>> = {

@@ -3,7 +3,7 @@
 // - weight: the compressed bytes (bodies as sent, plus response headers) of every response a
 //   page's first load receives in a new, empty profile: HTML, scripts, styles, icon and the API
 //   calls the page makes; /dashboard signed in (its charts drawn). Open event streams are left out
-//   (they never finish). Limit: 250 KB each for /, /status and /dashboard; /docs for information.
+//   (they never finish). Limit: 250 KB each for /, /status, /methodology and /dashboard; /docs for information.
 // - first paint of the board: from navigation start to the board's rows in the DOM (the page's own
 //   performance mark 'board-painted'), median and slowest of RUNS loads, each in a new profile.
 //   Limit: 1 s.
@@ -79,6 +79,7 @@ async function main(): Promise<void> {
     const weights: Weight[] = [];
     weights.push(await weigh(base, '/', undefined, (p) => p.waitForSelector('#board tbody tr[data-pair]').then(() => undefined)));
     weights.push(await weigh(base, '/status', undefined, (p) => p.waitForSelector('#pairs tbody tr[data-pair]').then(() => undefined)));
+    weights.push(await weigh(base, '/methodology', undefined, (p) => p.waitForSelector('#parameters').then(() => undefined)));
     if (key) {
       const signedIn = key;
       weights.push(

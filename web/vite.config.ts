@@ -1,10 +1,12 @@
 // Builds the web front end into web/dist: four pages (/, /dashboard, /docs, /status), their
 // scripts and styles bundled with content-hashed names under assets/, and a gzip and brotli copy
 // of every text file beside it, so the API (api/web.ts) never compresses a page per request.
-// The API reference (Scalar) is a lazily loaded chunk of /docs only.
+// The API reference (Scalar) is a lazily loaded chunk of /docs only. /methodology is
+// docs/methodology.md rendered into its page at build time.
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { Marked } from 'marked';
 import { defineConfig, type Plugin } from 'vite';
 
 const root = path.dirname(new URL(import.meta.url).pathname);
@@ -29,6 +31,44 @@ function precompress(): Plugin {
   };
 }
 
+const METHODOLOGY = path.join(root, '..', 'docs', 'methodology.md');
+
+/** A heading's anchor: its words, lowercase, joined by hyphens (as GitHub makes them). */
+const slug = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/<[^>]+>/g, '')
+    .replace(/[^a-z0-9 -]/g, '')
+    .trim()
+    .replace(/ +/g, '-');
+
+/** Puts docs/methodology.md, as HTML, into methodology.html's <main>; rebuilt when the document changes. */
+function methodologyPage(): Plugin {
+  const marked = new Marked({
+    gfm: true,
+    renderer: {
+      heading({ tokens, depth }) {
+        const text = this.parser.parseInline(tokens);
+        return `<h${depth} id="${slug(text)}">${text}</h${depth}>\n`;
+      },
+    },
+  });
+  return {
+    name: 'afrates-methodology',
+    buildStart() {
+      this.addWatchFile(METHODOLOGY);
+    },
+    transformIndexHtml: {
+      order: 'pre',
+      handler(html, ctx) {
+        if (!ctx.filename.endsWith('methodology.html')) return html;
+        const body = marked.parse(fs.readFileSync(METHODOLOGY, 'utf8'), { async: false });
+        return html.replace(/<!-- docs\/methodology\.md[^>]*-->/, body);
+      },
+    },
+  };
+}
+
 export default defineConfig({
   root,
   base: '/',
@@ -47,8 +87,9 @@ export default defineConfig({
         dashboard: path.join(root, 'dashboard.html'),
         docs: path.join(root, 'docs.html'),
         status: path.join(root, 'status.html'),
+        methodology: path.join(root, 'methodology.html'),
       },
     },
   },
-  plugins: [precompress()],
+  plugins: [methodologyPage(), precompress()],
 });

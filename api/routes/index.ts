@@ -9,11 +9,12 @@ import * as health from './health.js';
 import * as historical from './historical.js';
 import * as indices from './indices.js';
 import * as live from './live.js';
+import * as methodology from './methodology.js';
 import * as pairs from './pairs.js';
 import * as premium from './premium.js';
 import * as spread from './spread.js';
 import * as status from './status.js';
 import * as stream from './stream.js';
 
-export const routeModules: readonly RouteModule[] = [auth, live, historical, eod, spread, premium, indices, pairs, status, health, certificates, stream, account, board];
+export const routeModules: readonly RouteModule[] = [auth, live, historical, eod, spread, premium, indices, pairs, status, health, certificates, methodology, stream, account, board];
 export const operations = routeModules.flatMap((m) => m.operations);

@@ -210,7 +210,7 @@ describe('GET /v1/rates/stream', () => {
     const streams = streamsOf(t.api.deps);
     expect(streams.count(`key:${id}`)).toBe(1);
     try {
-      const eventBytes = Buffer.byteLength(JSON.stringify([...t.api.deps.pairs.keys()].map((p) => t.api.deps.snapshot.get(p))));
+      const eventBytes = Buffer.byteLength(JSON.stringify([...t.api.deps.pairs.keys()].map((p) => t.api.deps.snapshot.get(p)), (_, v: unknown) => (typeof v === 'bigint' ? String(v) : v)));
       let version = t.api.deps.snapshot.version;
       let pushed = 0;
       // well past the kernel's socket buffers (a few MB on loopback) and the server's own limit

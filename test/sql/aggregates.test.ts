@@ -196,9 +196,9 @@ describe('pages and hourly observations', () => {
       const all = ref.candles(trades, interval);
       const byVenue = ref.candles(trades.filter((t) => t.pair === 'BTCZAR'), interval, true);
       const rows = (
-        await db.sql<{ t: string; pv: string; volume: string; usd_pv: string; usd_volume: string; units_per_usd: string | null; venues: number; venue_min: number; venue_max: number; venue_mean: number }[]>`
+        await db.sql<{ t: string; pv: string; volume: string; usd_pv: string | null; usd_volume: string | null; units_per_usd: string | null; venues: number; venue_min: number; venue_max: number; venue_mean: number }[]>`
           SELECT * FROM candle_page(${interval}, 'BTCZAR', '2026-01-01', '2027-01-01', 100000)`
-      ).map((r) => ({ ...r, vwap: Number(r.pv) / Number(r.volume), synthetic: r.units_per_usd === null ? null : (Number(r.usd_pv) / Number(r.usd_volume)) * Number(r.units_per_usd) }));
+      ).map((r) => ({ ...r, vwap: Number(r.pv) / Number(r.volume), synthetic: r.units_per_usd === null || r.usd_pv === null ? null : (Number(r.usd_pv) / Number(r.usd_volume)) * Number(r.units_per_usd) }));
       const expected = all.filter((c) => c.pair === 'BTCZAR');
       expect(rows.map((r) => r.t)).toEqual(expected.map((c) => new Date(c.bucket).toISOString().replace('.000Z', '+00:00')));
       rows.forEach((r, i) => {
@@ -215,7 +215,7 @@ describe('pages and hourly observations', () => {
 
   it('candle_page and candles_with_synthetic read at most `limit` candles from `from`: pages put together are the whole', async () => {
     for (const interval of ['5m', '1h', '1d'] as const) {
-      type Row = { t: string; usd_pv: string; usd_volume: string; units_per_usd: string | null; venues: number };
+      type Row = { t: string; usd_pv: string | null; usd_volume: string | null; units_per_usd: string | null; venues: number };
       const whole = await db.sql<Row[]>`
         SELECT * FROM candle_page(${interval}, 'BTCZAR', '2026-01-01', '2027-01-01', 100000)`;
       expect(whole.length, interval).toBeGreaterThan(2);
@@ -236,7 +236,7 @@ describe('pages and hourly observations', () => {
       expect(cut.map((r) => r.bucket.toISOString().replace('.000Z', '+00:00'))).toEqual(whole.slice(0, size).map((r) => r.t));
       cut.forEach((r, i) => {
         const w = whole[i]!;
-        const synthetic = w.units_per_usd === null ? null : (Number(w.usd_pv) / Number(w.usd_volume)) * Number(w.units_per_usd);
+        const synthetic = w.units_per_usd === null || w.usd_pv === null ? null : (Number(w.usd_pv) / Number(w.usd_volume)) * Number(w.units_per_usd);
         expect(ref.closeTo(r.synthetic_price, synthetic, 1e-12), w.t).toBe(true);
       });
     }

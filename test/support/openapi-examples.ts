@@ -116,7 +116,10 @@ async function* callsFor(t: TestApi): AsyncGenerator<Call, void, Captured> {
   const list = yield ok('getCertificatesPair', 'example', 'enterprise', '/v1/certificates/BTCNGN?limit=2');
   yield fail('getCertificatesPair', 'tier_restricted', 403, 'builder', '/v1/certificates/BTCNGN');
   const first = (list.value as { certificates: { timestamp: string }[] }).certificates[0];
-  if (first) yield ok('getCertificatesPairTimestamp', 'example', 'enterprise', `/v1/certificates/BTCNGN/${encodeURIComponent(first.timestamp)}`);
+  if (first) {
+    yield ok('getCertificatesPairTimestamp', 'example', 'enterprise', `/v1/certificates/BTCNGN/${encodeURIComponent(first.timestamp)}`);
+    yield ok('getCertificatesPairTimestampBundle', 'example', 'enterprise', `/v1/certificates/BTCNGN/${encodeURIComponent(first.timestamp)}/bundle`);
+  }
 
   // the account of one key, and its other keys
   if (opOf('getAccount')) {
