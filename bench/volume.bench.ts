@@ -70,7 +70,7 @@ async function main(): Promise<void> {
     unpaced: true,
     now: () => clock,
     initialLookbackMs: 5 * MIN,
-    certify: (ranges) => new Certifier(db.sql, { signer, issuerUrl: config.publicUrl, market: 'simulated', software: softwareIdentity(), parameters: parametersInForce(config.settleAfterSeconds), now: () => new Date(clock) }).issue(ranges),
+    certifier: new Certifier(db.sql, { signer, issuerUrl: config.publicUrl, market: 'simulated', software: softwareIdentity(), parameters: parametersInForce(config.settleAfterSeconds), now: () => new Date(clock) }),
   });
 
   // 1. the day, cycle by cycle

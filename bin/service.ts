@@ -81,9 +81,13 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
         sql: db.sql,
         venues,
         onCycle: async () => snapshot?.refresh(),
-        certify: async (ranges) => {
-          const issued = await certifier.issue(ranges);
-          if (issued > 0) log.info({ issued }, 'certificates issued for settled buckets');
+        certifier: {
+          issue: async (ranges) => {
+            const issued = await certifier.issue(ranges);
+            if (issued > 0) log.info({ issued }, 'certificates issued for settled buckets');
+            return issued;
+          },
+          fix: (pair, slot) => certifier.fix(pair, slot),
         },
         // the embedded database has no job scheduler: the pipeline runs compression and retention
         runStorageJobs: db.kind === 'embedded',

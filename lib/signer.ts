@@ -20,12 +20,13 @@ export function canonicalJson(value: unknown): string {
 }
 
 /**
- * What an audit signature or a certificate signs: canonical JSON of pair, rate, sources, time, and
- * for simulated data (make demo) `"market":"simulated"`, so a signature can never vouch for a
- * simulated rate as a real one.
+ * What an audit signature, a certificate or a fixing signs: canonical JSON of pair, rate (a decimal
+ * string; null for a fixing without trades), sources, time; a fixing's kind (`"fixing":"local"`), so
+ * it can never pass for a 5-minute certificate; and for simulated data (make demo)
+ * `"market":"simulated"`, so a signature can never vouch for a simulated rate as a real one.
  */
-export function signedRatePayload(pair: string, rate: string, sources: readonly string[], time: string, market: 'real' | 'simulated' = 'real'): string {
-  return canonicalJson({ pair, rate, sources, time, market: market === 'simulated' ? market : undefined });
+export function signedRatePayload(pair: string, rate: string | null, sources: readonly string[], time: string, market: 'real' | 'simulated' = 'real', fixing?: string): string {
+  return canonicalJson({ pair, rate, sources, time, fixing, market: market === 'simulated' ? market : undefined });
 }
 
 export interface CertificateSigner {

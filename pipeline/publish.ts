@@ -1,14 +1,18 @@
 // Publishing: what the venues stored since the last time becomes final. One step, in this order:
 // read what may settle, refresh the aggregates from their durable frontier (lib/db/refresh.ts),
 // the FX rate in force for each new hour, settle and certify (settle.ts hands the newly settled
-// ranges to `certify`), the storage jobs where there is no job scheduler, the cycle record, then
-// onCycle. Calls while one runs are folded into one more run after it.
+// ranges to the certifier), the fixings whose hour has settled, restatements of what late trades
+// moved, the storage jobs where there is no job scheduler, the cycle record, then onCycle. Calls
+// while one runs are folded into one more run after it.
 import type { Sql } from '../lib/db/connect.js';
 import { withoutStatementTimeout } from '../lib/db/connect.js';
 import { refreshAggregates } from '../lib/db/refresh.js';
 import type { Logger } from '../lib/log.js';
+import { param } from '../lib/methodology/parameters.js';
 import { configureRetention, runStorageJobs } from './maintenance.js';
-import { recordSettlement, settledPoints, settlementAt, type Certify } from './settle.js';
+import { dueFixings } from './fixings.js';
+import { pruneSettledValues, restate, type OnRestated } from './restate.js';
+import { recordSettlement, settledPoints, settlementAt, type Certifier } from './settle.js';
 import type { RunError } from './venue-session.js';
 
 const HOUR_MS = 3_600_000;
@@ -27,8 +31,10 @@ export interface PublisherOptions {
   readonly market: 'real' | 'simulated';
   readonly settleAfterSeconds: number;
   readonly tradesRetentionDays: number | null;
-  /** Certifies newly settled ranges before their settlement is recorded. */
-  readonly certify?: Certify;
+  /** Certifies newly settled ranges before their settlement is recorded, and publishes the fixings due. */
+  readonly certifier?: Certifier;
+  /** Recorded with each restatement, in its transaction (the transparency log). */
+  readonly onRestated?: OnRestated;
   /** Called after every publish (and FX cycle). */
   readonly onCycle?: () => Promise<void>;
   /** Run compression and retention in this process (a database without a job scheduler). */
@@ -48,6 +54,8 @@ export class Publisher {
   private settled: Map<string, Date> | null = null;
   private storageJobsAt = 0;
   private prunedAt = 0;
+  /** Late trades noticed after this are looked at for restatements (a margin before the last look). */
+  private restatedSince: Date | null = null;
 
   constructor(private readonly o: PublisherOptions) {
     this.unpublished = { startedAt: new Date(o.now()), rowsBySource: {}, errors: [] };
@@ -136,10 +144,26 @@ export class Publisher {
       const recorded =
         refreshed &&
         (await step('settle', async () => {
-          await recordSettlement(sql, settlement, this.o.certify);
+          await recordSettlement(sql, settlement, now, this.o.certifier);
           return true;
         }));
       if (!recorded) this.settled = settledBefore; // the next publish settles it again
+    }
+    const certifier = this.o.certifier;
+    if (certifier && refreshed) {
+      await step('fixings', async () => {
+        let published = 0;
+        for (const due of await dueFixings(sql, now)) if (await certifier.fix(due.pair, due.slot)) published++;
+        if (published > 0) log.info({ published }, 'fixings published');
+      });
+      // late trades look back from the last look, with a margin for inserts still committing then
+      const since = this.restatedSince ?? new Date(now.getTime() - param('restatement_window_hours') * HOUR_MS);
+      const looked = new Date(this.o.now() - 5 * 60_000);
+      const restated = await step('restate', () => restate(sql, since, now, this.o.onRestated));
+      if (restated) {
+        this.restatedSince = looked;
+        for (const r of restated) log.warn({ pair: r.pair, subject: r.subject, time: r.time, previous: r.previous, restated: r.restated, change_pct: r.changePct, late_trades: r.lateTrades }, 'restated: late trades moved a settled value beyond the threshold');
+      }
     }
     if (this.o.now() - this.storageJobsAt > HOUR_MS) {
       this.storageJobsAt = this.o.now();
@@ -153,6 +177,7 @@ export class Publisher {
     if (this.o.now() - this.prunedAt > DAY_MS) {
       // health and status need only the recent cycles
       await sql`DELETE FROM ingest_cycles WHERE finished_at < now() - INTERVAL '30 days'`;
+      await pruneSettledValues(sql, now);
       this.prunedAt = this.o.now();
     }
     await this.o.onCycle?.();

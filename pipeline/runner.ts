@@ -9,7 +9,8 @@ import type { Exchange } from './ccxt.js';
 import { loadPairs, type Listing, type PairRow } from './discover.js';
 import { fxSources, type FxSource } from './fx/index.js';
 import { Publisher, type CycleReport } from './publish.js';
-import type { Certify } from './settle.js';
+import type { OnRestated } from './restate.js';
+import type { Certifier } from './settle.js';
 import { insertFxRates } from './store.js';
 import { VenueSession } from './venue-session.js';
 import type { Venue } from './venues/types.js';
@@ -26,8 +27,10 @@ export interface PipelineOptions {
   readonly fx?: readonly FxSource[];
   /** Called after every publish and FX cycle (the API's live snapshot refresh). */
   readonly onCycle?: () => Promise<void>;
-  /** Certifies newly settled buckets, before their settlement is recorded. */
-  readonly certify?: Certify;
+  /** Certifies newly settled buckets before their settlement is recorded, and publishes the fixings due. */
+  readonly certifier?: Certifier;
+  /** Recorded with each restatement, in its transaction (the transparency log). */
+  readonly onRestated?: OnRestated;
   /** Run the trades hypertable's compression and retention jobs in this process (a database without a job scheduler). */
   readonly runStorageJobs?: boolean;
   /** Write trades with COPY (a database server; the embedded database cannot take it). */
@@ -61,7 +64,8 @@ export class Pipeline {
       market: o.config.market,
       settleAfterSeconds: o.config.settleAfterSeconds,
       tradesRetentionDays: o.config.tradesRetentionDays,
-      certify: o.certify,
+      certifier: o.certifier,
+      onRestated: o.onRestated,
       onCycle: o.onCycle,
       runStorageJobs: o.runStorageJobs ?? false,
       now: this.now,

@@ -7,6 +7,8 @@
 // Trades that arrive later for a settled bucket still correct its candle; the collector counts them
 // (late_trades), and they never touch a certificate.
 import type { Sql } from '../lib/db/connect.js';
+import type { DueFixing } from './fixings.js';
+import { recordSettledValues } from './restate.js';
 
 export interface SettledRange {
   readonly pair: string;
@@ -16,7 +18,11 @@ export interface SettledRange {
   readonly to: Date;
 }
 
-export type Certify = (ranges: readonly SettledRange[]) => Promise<unknown>;
+/** Issues what settling makes due: certificates of settled buckets, and the fixings whose hour has settled. */
+export interface Certifier {
+  issue(ranges: readonly SettledRange[]): Promise<number>;
+  fix(pair: DueFixing['pair'], slot: DueFixing['slot']): Promise<boolean>;
+}
 
 /** What may settle now: the ranges newly settled, and every pair's settled_through once they are. */
 export interface Settlement {
@@ -38,10 +44,11 @@ export async function settlementAt(sql: Sql, now: Date, lagSeconds: number): Pro
   return { ranges, settledThrough: new Map(rows.map((r) => [r.pair, ranges.find((x) => x.pair === r.pair)?.to ?? r.settled_through!])) };
 }
 
-/** Certifies the settlement's ranges, then records it. */
-export async function recordSettlement(sql: Sql, settlement: Settlement, certify?: Certify): Promise<void> {
+/** Certifies the settlement's ranges and keeps their settled values, then records it. */
+export async function recordSettlement(sql: Sql, settlement: Settlement, now: Date, certifier?: Pick<Certifier, 'issue'>): Promise<void> {
   if (settlement.ranges.length === 0) return;
-  await certify?.(settlement.ranges);
+  await certifier?.issue(settlement.ranges);
+  await recordSettledValues(sql, settlement.ranges, now);
   for (const r of settlement.ranges) {
     await sql`
       INSERT INTO pair_settlement (pair, settled_through) VALUES (${r.pair}, ${r.to})

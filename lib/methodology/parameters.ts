@@ -39,6 +39,12 @@ export const PARAMETERS = {
   dispersion_scale: { value: 0.01, unit: 'fraction', description: 'Confidence: the dispersion factor halves at this much spread beyond agreement.' },
   age_grace_seconds: { value: 300, unit: 'seconds', description: 'Confidence: data up to this old costs nothing.' },
   age_decay_seconds: { value: 3600, unit: 'seconds', description: 'Confidence: beyond the grace, the age factor decays as exp(-excess / this).' },
+  restatement_threshold_pct: { value: 0.2, unit: 'percent', description: 'A settled value that late trades move by more than this (from the value published) is restated.' },
+  restatement_window_hours: { value: 24, unit: 'hours', description: 'Late trades restate a settled value only within this long after its window ends; later, they are counted, not restated.' },
+  fixing_local_time: { value: '16:00', unit: 'local time', description: "Each pair's daily fixing at this time of its quote currency's home zone (IANA zone, section 15)." },
+  fixing_utc_time: { value: '00:00', unit: 'UTC', description: 'Each pair\'s second daily fixing, at this time UTC.' },
+  fixing_window_minutes: { value: 60, unit: 'minutes', description: 'A fixing is the certified rate of the trades of this long before the fixing time.' },
+  fixing_lookback_hours: { value: 48, unit: 'hours', description: 'A fixing not yet published (the service was down) is still published from the stored trades if its time is at most this old.' },
   settle_after_seconds: { value: 900, unit: 'seconds', description: 'A bucket settles when every venue has collected past its end, or at the latest this long after it ends (operator setting SETTLE_AFTER_SECONDS; the value in force is served).' },
 } as const satisfies Record<string, Parameter>;
 
@@ -46,6 +52,15 @@ export type ParameterName = keyof typeof PARAMETERS;
 
 /** A parameter's value (numbers as numbers). */
 export const param = <K extends ParameterName>(name: K): (typeof PARAMETERS)[K]['value'] => PARAMETERS[name].value;
+
+/** Each quote currency's home time zone (IANA), where its daily local fixing is taken. */
+export const QUOTE_ZONES: Readonly<Record<string, string>> = {
+  NGN: 'Africa/Lagos',
+  ZAR: 'Africa/Johannesburg',
+  KES: 'Africa/Nairobi',
+  GHS: 'Africa/Accra',
+  UGX: 'Africa/Kampala',
+};
 
 /** |divergence| thresholds in percent for a quote currency. */
 export function thresholdsFor(quote: string): { verified: number; caution: number } {

@@ -1,10 +1,13 @@
-// Certificates for newly settled buckets (pipeline/settle.ts hands over the ranges): one per
-// settled 5-minute bucket of a public pair with exchange trades, computed from the trades as they
-// stand at settlement by the methodology's rules (lib/methodology/window.ts), with its replication
-// bundle frozen beside it, both stored once in one transaction (append-only tables). The API only
-// reads them back, so a certificate and its bundle are the same bytes forever.
-import type { Sql } from '../../lib/db/connect.js';
+// Certified rates, issued by the pipeline: a certificate per settled 5-minute bucket of a public pair
+// with exchange trades (pipeline/settle.ts hands over the newly settled ranges), and the daily
+// fixings (pipeline/fixings.ts says which are due). Each is computed from its window's trades as
+// they stand by the methodology's rules (lib/methodology/window.ts), with its replication bundle
+// frozen beside it, stored once in one transaction (append-only tables). The API only reads them
+// back, so a certificate, a fixing and a bundle are the same bytes forever.
+import { createHash } from 'node:crypto';
+import type { Sql, Tx } from '../../lib/db/connect.js';
 import { certificateId, timestamp } from '../../lib/format.js';
+import { fixingId, type FixingSlot } from '../../lib/methodology/fixings.js';
 import { METHODOLOGY_VERSION, param } from '../../lib/methodology/parameters.js';
 import { computeWindow, type WindowInputs, type WindowResult } from '../../lib/methodology/window.js';
 import { canonicalJson, registerSigningKey, signedRatePayload, type CertificateSigner } from '../../lib/signer.js';
@@ -27,27 +30,52 @@ export interface CertifierOptions {
   readonly now?: () => Date;
 }
 
-export const bundlePath = (pair: string, bucket: Date) => `/v1/certificates/${pair}/${encodeURIComponent(timestamp(bucket))}/bundle`;
+interface PairRef {
+  readonly pair: string;
+  readonly base: string;
+  readonly quote: string;
+}
 
-/** Issues certificates; built once in the composition root (its signing key is recorded before its first signature). */
+/** What a certified window becomes besides its stored row: told to whoever records it further (the transparency log). */
+export interface Issued {
+  readonly id: string;
+  readonly kind: 'certificate' | 'fixing';
+  readonly pair: string;
+  readonly time: string;
+  readonly rate: string | null;
+  /** SHA-256 (hex) of the canonical JSON of the certificate as stored */
+  readonly certificateSha256: string;
+  readonly bundleSha256: string;
+}
+
+/** Recorded in the transaction that stores a certified window (the transparency log's append). */
+export type OnIssued = (tx: Tx, issued: readonly Issued[]) => Promise<void>;
+
+export const bundlePath = (pair: string, bucket: Date) => `/v1/certificates/${pair}/${encodeURIComponent(timestamp(bucket))}/bundle`;
+export const fixingBundlePath = (pair: string, slot: FixingSlot) => `/v1/fixings/${pair}/${slot.date}/${slot.kind}/bundle`;
+
+/** Issues certificates and fixings; built once in the composition root (its signing key is recorded before its first signature). */
 export class Certifier {
   private keyRecorded = false;
 
   constructor(
     private readonly sql: Sql,
     private readonly o: CertifierOptions,
+    private readonly onIssued?: OnIssued,
   ) {}
+
+  private async recordKey(): Promise<void> {
+    if (this.keyRecorded) return;
+    await registerSigningKey(this.sql, this.o.signer); // before the first signature: listed for good
+    this.keyRecorded = true;
+  }
 
   /** Certifies every bucket with trades in each range that has no certificate yet; returns how many. */
   async issue(ranges: readonly SettledRange[]): Promise<number> {
-    if (!this.keyRecorded) {
-      await registerSigningKey(this.sql, this.o.signer); // before the first signature: listed for good
-      this.keyRecorded = true;
-    }
+    await this.recordKey();
     let issued = 0;
     for (const range of ranges) {
-      const [pair] = await this.sql<{ pair: string; base: string; quote: string }[]>`
-        SELECT pair, base, quote FROM pairs WHERE pair = ${range.pair} AND visibility = 'public'`;
+      const [pair] = await this.sql<PairRef[]>`SELECT pair, base, quote FROM pairs WHERE pair = ${range.pair} AND visibility = 'public'`;
       if (!pair) continue;
       const buckets = await this.sql<{ bucket: Date }[]>`
         SELECT DISTINCT e.bucket FROM candles_5m_by_exchange e
@@ -62,70 +90,99 @@ export class Certifier {
     return issued;
   }
 
-  private async certifyBucket(pair: { pair: string; base: string; quote: string }, bucket: Date): Promise<boolean> {
+  private async certifyBucket(pair: PairRef, bucket: Date): Promise<boolean> {
     const inputs = await readWindowInputs(this.sql, pair, bucket, new Date(bucket.getTime() + BUCKET_MS));
     if (inputs.trades.length === 0) return false;
     const result = computeWindow(inputs);
     const id = certificateId(pair.pair, bucket);
-    const issuedAt = timestamp(this.o.now?.() ?? new Date());
-    const bundle = buildBundle(inputs, result, { id, kind: 'certificate', market: this.o.market, parameters: this.o.parameters, software: this.o.software, issuedAt });
-    const cert = certificate(inputs, result, bundle, id, issuedAt, this.o);
+    const { body, bundle } = this.certified(inputs, result, { id, kind: 'certificate', bundleUrl: bundlePath(pair.pair, bucket) });
     return this.sql.begin(async (tx) => {
       const stored = await tx`
-        INSERT INTO certificates (pair, bucket, rate, body) VALUES (${pair.pair}, ${bucket}, ${result.rate!}, ${JSON.stringify(cert)})
+        INSERT INTO certificates (pair, bucket, rate, body) VALUES (${pair.pair}, ${bucket}, ${result.rate!}, ${JSON.stringify(body)})
         ON CONFLICT (pair, bucket) DO NOTHING RETURNING 1`;
       if (stored.length === 0) return false;
       await storeBundle(tx, id, bundle);
+      await this.onIssued?.(tx, [issuedOf(id, 'certificate', body, result, bundle)]);
       return true;
     });
   }
+
+  /** Publishes a fixing once (a window without trades too: then it carries no rate); false when it exists. */
+  async fix(pair: PairRef, slot: FixingSlot): Promise<boolean> {
+    await this.recordKey();
+    const inputs = await readWindowInputs(this.sql, pair, slot.windowStart, slot.time);
+    const result = computeWindow(inputs);
+    const id = fixingId(pair.pair, slot);
+    const fixing = { kind: slot.kind, date: slot.date, zone: slot.zone, time: timestamp(slot.time), local_time: slot.localTime, window_start: timestamp(slot.windowStart), window_end: timestamp(slot.time) };
+    const { body, bundle } = this.certified(inputs, result, { id, kind: 'fixing', bundleUrl: fixingBundlePath(pair.pair, slot), fixing });
+    return this.sql.begin(async (tx) => {
+      const stored = await tx`
+        INSERT INTO fixings (id, pair, kind, date, time, rate, body) VALUES (${id}, ${pair.pair}, ${slot.kind}, ${slot.date}, ${slot.time}, ${result.rate}, ${JSON.stringify(body)})
+        ON CONFLICT DO NOTHING RETURNING 1`;
+      if (stored.length === 0) return false;
+      await storeBundle(tx, id, bundle);
+      await this.onIssued?.(tx, [issuedOf(id, 'fixing', body, result, bundle)]);
+      return true;
+    });
+  }
+
+  /**
+   * A certified window's signed record and bundle. The contract's certificate fields as ever;
+   * methodology_version, inputs and bundle are added, and audit.certificate_signature is an
+   * Ed25519 signature over the canonical JSON of all of it without that field, so the bundle's
+   * hash cannot be swapped unnoticed. A fixing adds `fixing` (its time and zone), and its signed
+   * payload names it.
+   */
+  private certified(inputs: WindowInputs, result: WindowResult, c: { id: string; kind: 'certificate' | 'fixing'; bundleUrl: string; fixing?: Record<string, string> }) {
+    const issuedAt = timestamp(this.o.now?.() ?? new Date());
+    const bundle = buildBundle(inputs, result, { id: c.id, kind: c.kind, market: this.o.market, parameters: this.o.parameters, software: this.o.software, issuedAt });
+    const time = timestamp(c.kind === 'fixing' ? inputs.end : inputs.start);
+    const sources = result.sources.map((s) => s.exchange);
+    const signedPayload = signedRatePayload(inputs.pair, result.rate, sources, time, this.o.market, c.fixing?.kind);
+    const body = {
+      [c.kind === 'fixing' ? 'fixing_id' : 'certificate_id']: c.id,
+      schema_version: '1.1',
+      methodology_version: METHODOLOGY_VERSION,
+      issuer: { name: 'afrates', url: this.o.issuerUrl },
+      issued_at: issuedAt,
+      ...(c.fixing ? { fixing: c.fixing } : {}),
+      data: {
+        pair: inputs.pair,
+        base: inputs.base,
+        quote: inputs.quote,
+        timestamp: time,
+        rate: result.rate === null ? null : Number(result.rate),
+        currency: inputs.quote,
+        calculation: 'vwap' as const,
+        sources,
+        vwap_sources_count: sources.length,
+      },
+      verification: {
+        status: result.status,
+        confidence: result.confidence,
+        divergence_pct: result.divergencePct,
+        synthetic_price: result.syntheticPrice === null ? null : Number(result.syntheticPrice),
+        data_quality: result.dataQuality,
+      },
+      inputs: { venues: result.sources, excluded: result.excluded },
+      bundle: { sha256: bundle.sha256, bytes: bundle.bytes, url: c.bundleUrl },
+      ...(result.rate === null ? { notes: 'No trade in the window: no rate (minimum-data rule).' } : {}),
+      audit: {
+        collection_id: `COL-${bundle.sha256.slice(0, 20)}`,
+        algorithm: 'HMAC-SHA256' as const,
+        signature: this.o.signer.hmac(signedPayload),
+        signed_payload: signedPayload,
+        ed25519_signature: this.o.signer.ed25519(signedPayload),
+        ed25519_key_id: this.o.signer.keyId,
+      },
+      ...(c.kind === 'certificate' ? { validity: { not_before: time, not_after: null } } : {}),
+    };
+    return { body: { ...body, audit: { ...body.audit, certificate_signature: this.o.signer.ed25519(canonicalJson(body)) } }, bundle };
+  }
 }
 
-/**
- * The certificate as stored (the requesting customer's section is added when it is served). The
- * contract's fields as before; methodology_version, inputs and bundle are added, and
- * audit.certificate_signature is an Ed25519 signature over the canonical JSON of all of it
- * without that field, so the bundle's hash cannot be swapped unnoticed.
- */
-function certificate(inputs: WindowInputs, result: WindowResult, bundle: Bundle, id: string, issuedAt: string, o: CertifierOptions) {
-  const time = timestamp(inputs.start);
-  const sources = result.sources.map((s) => s.exchange);
-  const signedPayload = signedRatePayload(inputs.pair, result.rate!, sources, time, o.market);
-  const body = {
-    certificate_id: id,
-    schema_version: '1.1',
-    methodology_version: METHODOLOGY_VERSION,
-    issuer: { name: 'afrates', url: o.issuerUrl },
-    issued_at: issuedAt,
-    data: {
-      pair: inputs.pair,
-      base: inputs.base,
-      quote: inputs.quote,
-      timestamp: time,
-      rate: Number(result.rate),
-      currency: inputs.quote,
-      calculation: 'vwap' as const,
-      sources,
-      vwap_sources_count: sources.length,
-    },
-    verification: {
-      status: result.status,
-      confidence: result.confidence!,
-      divergence_pct: result.divergencePct,
-      synthetic_price: result.syntheticPrice === null ? null : Number(result.syntheticPrice),
-      data_quality: result.dataQuality,
-    },
-    inputs: { venues: result.sources, excluded: result.excluded },
-    bundle: { sha256: bundle.sha256, bytes: bundle.bytes, url: bundlePath(inputs.pair, inputs.start) },
-    audit: {
-      collection_id: `COL-${bundle.sha256.slice(0, 20)}`,
-      algorithm: 'HMAC-SHA256' as const,
-      signature: o.signer.hmac(signedPayload),
-      signed_payload: signedPayload,
-      ed25519_signature: o.signer.ed25519(signedPayload),
-      ed25519_key_id: o.signer.keyId,
-    },
-    validity: { not_before: time, not_after: null },
-  };
-  return { ...body, audit: { ...body.audit, certificate_signature: o.signer.ed25519(canonicalJson(body)) } };
+function issuedOf(id: string, kind: Issued['kind'], body: { data: { pair: string; timestamp: string } }, result: WindowResult, bundle: Bundle): Issued {
+  return { id, kind, pair: body.data.pair, time: body.data.timestamp, rate: result.rate, certificateSha256: sha256(canonicalJson(body)), bundleSha256: bundle.sha256 };
 }
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');

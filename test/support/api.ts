@@ -120,9 +120,8 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
   if (!opts.db) {
     // what the pipeline does after a cycle: settle (by the lag: no venue has reported where it
     // stands) and certify the settled buckets, signed with this server's keys
-    await recordSettlement(db.sql, await settlementAt(db.sql, new Date(), config.settleAfterSeconds), (ranges) =>
-      new Certifier(db.sql, { signer: deps.signer, issuerUrl: config.publicUrl, market: config.market, software: softwareIdentity(), parameters: parametersInForce(config.settleAfterSeconds) }).issue(ranges),
-    );
+    const certifier = new Certifier(db.sql, { signer: deps.signer, issuerUrl: config.publicUrl, market: config.market, software: softwareIdentity(), parameters: parametersInForce(config.settleAfterSeconds) });
+    await recordSettlement(db.sql, await settlementAt(db.sql, new Date(), config.settleAfterSeconds), new Date(), certifier);
   }
   const api = await startApi(deps, '127.0.0.1', 0);
   const keys = {} as Record<Tier, string>;

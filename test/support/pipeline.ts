@@ -42,7 +42,7 @@ export function certifyingSimPipeline(o: SimPipelineOptions): Pipeline {
     initialLookbackMs: 15 * 60_000,
     requestTimeoutMs: 400,
     retryDelaysMs: o.retryDelaysMs ?? [5],
-    certify: (ranges) => certifier.issue(ranges),
+    certifier,
   });
 }
 
