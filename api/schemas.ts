@@ -346,7 +346,18 @@ export const CERTIFICATE_LIST_RESPONSE = {
     count: INT,
     certificates: {
       type: 'array',
-      items: { type: 'object', required: ['timestamp', 'rate', 'certificate_url'], additionalProperties: false, properties: { timestamp: TIMESTAMP, rate: NUM, certificate_url: STR } },
+      items: {
+        type: 'object',
+        required: ['timestamp', 'rate', 'certificate_url'],
+        additionalProperties: false,
+        properties: {
+          timestamp: TIMESTAMP,
+          rate: NUM,
+          certificate_url: STR,
+          restated: { type: 'boolean', description: "late trades moved the bucket's candle beyond the restatement threshold after it was certified (the certificate never changes)" },
+          restatements_url: { ...STR, description: 'where the restatement is listed, when restated' },
+        },
+      },
     },
   },
 } as const;
@@ -491,6 +502,82 @@ export const METHODOLOGY_RESPONSE = {
   },
 } as const;
 
+/** A daily fixing as each tier sees it (GET /v1/fixings, GET /v1/fixings/{pair}/{date}). */
+export const FIXING = {
+  type: 'object',
+  required: ['fixing_id', 'pair', 'date', 'kind', 'zone', 'time', 'local_time', 'window', 'rate', 'status', 'data_quality', 'methodology_version', 'published_at', 'restated'],
+  additionalProperties: false,
+  properties: {
+    fixing_id: { type: 'string', pattern: '^FIX-[A-Z]{6,8}-\\d{8}T\\d{6}Z$' },
+    pair: STR,
+    date: { ...DAY, description: 'the day in the fixing zone' },
+    kind: { enum: ['local', 'utc'], description: "local: 16:00 in the quote currency's home zone; utc: 00:00 UTC" },
+    zone: { ...STR, description: 'IANA time zone of the fixing time (Africa/Lagos, ..., or UTC)' },
+    time: TIMESTAMP,
+    local_time: { ...STR, description: 'the fixing time on the zone\'s clock, with its offset' },
+    window: { type: 'object', required: ['start', 'end'], additionalProperties: false, properties: { start: TIMESTAMP, end: TIMESTAMP } },
+    rate: { ...NUM_OR_NULL, description: 'the VWAP of the window\'s trades; null when nothing traded (no synthetic number is ever a fixing)' },
+    status: STATUS,
+    data_quality: QUALITY,
+    methodology_version: METHODOLOGY_VERSION,
+    published_at: TIMESTAMP,
+    restated: { type: 'boolean', description: 'late trades moved it beyond the restatement threshold: GET /v1/restatements has the record (the fixing itself never changes)' },
+    notes: STR,
+    confidence: NUM_OR_NULL,
+    divergence_pct: NUM_OR_NULL,
+    synthetic_price: NUM_OR_NULL,
+    sources: { type: 'array', items: { type: 'object', required: ['exchange', 'trades', 'volume'], additionalProperties: false, properties: { exchange: STR, trades: INT, volume: STR } } },
+    excluded: { type: 'array', items: { type: 'object', required: ['exchange', 'reason'], additionalProperties: false, properties: { exchange: STR, reason: EXCLUSION_REASON } } },
+    certificate: { type: 'object', description: "the fixing's signed record (Enterprise): as a certificate, with `fixing` and audit.certificate_signature" },
+    bundle_url: STR,
+  },
+} as const;
+
+export const FIXINGS_RESPONSE = {
+  type: 'object',
+  required: ['date', 'count', 'fixings'],
+  additionalProperties: false,
+  properties: { date: DAY, count: INT, fixings: { type: 'array', items: FIXING } },
+} as const;
+
+export const FIXING_DAY_RESPONSE = {
+  type: 'object',
+  required: ['pair', 'date', 'fixings'],
+  additionalProperties: false,
+  properties: { pair: STR, date: DAY, fixings: { type: 'array', items: FIXING } },
+} as const;
+
+export const RESTATEMENT = {
+  type: 'object',
+  required: ['id', 'pair', 'subject', 'time', 'original', 'previous', 'restated', 'change_pct', 'reason', 'restated_at'],
+  additionalProperties: false,
+  properties: {
+    id: STR,
+    pair: STR,
+    subject: { enum: ['candle_5m', 'candle_1h', 'candle_1d', 'fixing'], description: "what was restated: a candle's VWAP (candle_1d is the end-of-day snapshot), or a fixing" },
+    time: { ...TIMESTAMP, description: "the candle's start, or the fixing's time" },
+    fixing_id: STR,
+    original: { ...NUM, description: 'the value as first published' },
+    previous: { ...NUM, description: 'the value published until this restatement' },
+    restated: NUM,
+    change_pct: { ...NUM, description: '(restated - previous) / previous x 100' },
+    reason: {
+      type: 'object',
+      required: ['late_trades'],
+      additionalProperties: false,
+      properties: { late_trades: { type: 'array', description: 'trades that arrived after settlement, per venue', items: { type: 'object', required: ['exchange', 'trades'], additionalProperties: false, properties: { exchange: STR, trades: INT } } } },
+    },
+    restated_at: TIMESTAMP,
+  },
+} as const;
+
+export const RESTATEMENTS_RESPONSE = {
+  type: 'object',
+  required: ['since', 'count', 'restatements'],
+  additionalProperties: false,
+  properties: { since: TIMESTAMP, count: INT, restatements: { type: 'array', items: RESTATEMENT } },
+} as const;
+
 export const CERTIFICATE_KEYS_RESPONSE = {
   type: 'object',
   required: ['keys'],
@@ -521,6 +608,11 @@ export type CertificateListResponse = FromSchema<typeof CERTIFICATE_LIST_RESPONS
 export type CertificateResponse = FromSchema<typeof CERTIFICATE_RESPONSE>;
 export type CertificateKeysResponse = FromSchema<typeof CERTIFICATE_KEYS_RESPONSE>;
 export type MethodologyResponse = FromSchema<typeof METHODOLOGY_RESPONSE>;
+export type Fixing = FromSchema<typeof FIXING>;
+export type FixingsResponse = FromSchema<typeof FIXINGS_RESPONSE>;
+export type FixingDayResponse = FromSchema<typeof FIXING_DAY_RESPONSE>;
+export type Restatement = FromSchema<typeof RESTATEMENT>;
+export type RestatementsResponse = FromSchema<typeof RESTATEMENTS_RESPONSE>;
 
 // ---- Web: the public board and status page, the account (dashboard), the live stream ----
 
@@ -572,9 +664,10 @@ export const BOARD_RESPONSE = {
 
 export const PUBLIC_STATUS_RESPONSE = {
   type: 'object',
-  required: ['overall_status', 'timestamp', 'pairs', 'cycles', 'uptime'],
+  required: ['overall_status', 'timestamp', 'pairs', 'cycles', 'uptime', 'restatements'],
   additionalProperties: false,
   properties: {
+    restatements: { type: 'array', description: 'restatements of the last 7 days, newest first (at most 20; GET /v1/restatements has them all)', items: RESTATEMENT },
     overall_status: { enum: ['healthy', 'degraded', 'outage'] },
     timestamp: TIMESTAMP,
     pairs: {

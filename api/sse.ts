@@ -9,6 +9,7 @@
 import { PassThrough } from 'node:stream';
 import type { AppContext, AppDeps } from './context.js';
 import { ApiError, unavailable } from './errors.js';
+import type { RestatementRow } from './queries/fixings.js';
 
 /** A comment line this often keeps proxies and clients from taking a quiet stream for a dead one. */
 export const HEARTBEAT_MS = 15_000;
@@ -27,6 +28,8 @@ export class EventStream {
   private readonly heartbeat: NodeJS.Timeout;
   private closed = false;
   onRefresh: (version: number) => void | Promise<void> = () => {};
+  /** Restatements recorded since the last rebuild (a stream sends those of its pairs). */
+  onRestatements: (version: number, rows: readonly RestatementRow[]) => void = () => {};
   private readonly closeHandlers: (() => void)[] = [];
 
   constructor(
@@ -137,6 +140,16 @@ export class EventStreams {
   private listen(): void {
     if (this.listening) return;
     this.listening = true;
+    this.deps.snapshot.events.on('restatements', (rows: readonly RestatementRow[]) => {
+      for (const stream of this.open) {
+        try {
+          stream.onRestatements(this.deps.snapshot.version, rows);
+        } catch (err) {
+          this.deps.log.warn({ err }, 'event stream push failed');
+          stream.close();
+        }
+      }
+    });
     this.deps.snapshot.events.on('refreshed', (version: number) => {
       for (const stream of this.open) {
         Promise.resolve()

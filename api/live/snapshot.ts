@@ -5,6 +5,7 @@
 import { EventEmitter } from 'node:events';
 import type { Sql } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
+import { restatementsAfter } from '../queries/fixings.js';
 import * as x from '../../lib/methodology/exact.js';
 import type { Rational } from '../../lib/methodology/exact.js';
 import { combineVenues, publishedRate, STALE_SECONDS, vwapOf, type ExclusionReason } from '../../lib/methodology/rules.js';
@@ -66,11 +67,17 @@ export class LiveSnapshot {
   /** pair|exchange currently left out as outliers; they return below half the limit (no flapping). */
   private readonly outliers = new Set<string>();
   private lastCycle: string | null = null;
+  /** The newest restatement seen (null before the first rebuild: those already recorded are not news). */
+  private lastRestatement: string | null = null;
   private followTimer: NodeJS.Timeout | undefined;
   /** Where the newest recorded cycle's data came from: simulated data is labelled on every response. */
   market: 'real' | 'simulated' | null = null;
   private readonly now: () => Date;
-  /** Emits 'refreshed' (with `version`) after every rebuild: the event streams push from it (api/sse.ts). */
+  /**
+   * Emits 'refreshed' (with `version`) after every rebuild: the event streams push from it
+   * (api/sse.ts); and 'restatements' (the rows) when a rebuild finds restatements recorded since the
+   * previous one.
+   */
   readonly events = new EventEmitter();
   /** Grows with every rebuild (its time in ms, or one more): the event id of the streams. 0 before the first. */
   version = 0;
@@ -147,6 +154,7 @@ export class LiveSnapshot {
     this.entries = next;
     this.version = Math.max(this.version + 1, now.getTime());
     this.events.emit('refreshed', this.version);
+    await this.announceRestatements();
   }
 
   private combine(p: { pair: string; base: string; quote: string }, all: SourceQuote[], listed: readonly string[], syn: SyntheticRow | undefined, now: Date): LiveEntry | null {
@@ -201,6 +209,18 @@ export class LiveSnapshot {
         this.log.warn({ pair, exchange: s.exchange }, 'source excluded as an outlier');
       }
     }
+  }
+
+  private async announceRestatements(): Promise<void> {
+    if (this.lastRestatement === null) {
+      const [row] = await this.sql<{ id: string }[]>`SELECT coalesce(max(id), 0)::text AS id FROM restatements`;
+      this.lastRestatement = row!.id;
+      return;
+    }
+    const rows = await restatementsAfter(this.sql, this.lastRestatement);
+    if (rows.length === 0) return;
+    this.lastRestatement = rows.at(-1)!.id;
+    this.events.emit('restatements', rows);
   }
 
   /** In a process without the pipeline: rebuild whenever a new ingest cycle has been recorded. */

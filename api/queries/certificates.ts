@@ -8,12 +8,14 @@ export function signingKeys(sql: Sql) {
     SELECT key_id, public_key_pem FROM certificate_keys ORDER BY first_used_at DESC, key_id`;
 }
 
-/** The newest `limit` certificates of a pair with bucket in [from, to), newest first. */
+/** The newest `limit` certificates of a pair with bucket in [from, to), newest first, each with when its candle was first restated. */
 export function certificateList(sql: Sql, pair: string, from: Date, to: Date, limit: number) {
-  return sql<{ bucket: Date; rate: string }[]>`
-    SELECT bucket, rate FROM certificates
-    WHERE pair = ${pair} AND bucket >= ${from} AND bucket < ${to}
-    ORDER BY bucket DESC
+  return sql<{ bucket: Date; rate: string; restated_at: Date | null }[]>`
+    SELECT c.bucket, c.rate,
+           (SELECT min(r.restated_at) FROM restatements r WHERE r.pair = c.pair AND r.subject = 'candle_5m' AND r.time = c.bucket) AS restated_at
+    FROM certificates c
+    WHERE c.pair = ${pair} AND c.bucket >= ${from} AND c.bucket < ${to}
+    ORDER BY c.bucket DESC
     LIMIT ${limit}`;
 }
 

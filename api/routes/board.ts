@@ -12,6 +12,8 @@ import { publicLimitOf } from '../public-limit.js';
 import { BOARD_RESPONSE, PUBLIC_STATUS_RESPONSE, type BoardResponse, type PublicStatusResponse } from '../schemas.js';
 import { lastEventId, missed, streamsOf } from '../sse.js';
 import { parseQuery } from '../validate.js';
+import { restatementsSince } from '../queries/fixings.js';
+import { presentRestatement } from './restatements.js';
 import { thresholdsFor } from '../../lib/methodology/parameters.js';
 import { FRESH_SECONDS } from '../../lib/methodology/rules.js';
 
@@ -23,6 +25,7 @@ const STATUS_CACHE_MS = 15_000;
 /** Open board streams per address, and in one process. */
 const BOARD_STREAMS_PER_ADDRESS = 3;
 const RECENT_CYCLES = 20;
+const RECENT_RESTATEMENTS = 20;
 /** As GET /v1/status: a venue is failing for a pair after 15 minutes without a trade (api/routes/status.ts). */
 const SILENT_AFTER_MS = 3 * 5 * 60_000;
 const SLOT = '5 minutes';
@@ -141,6 +144,7 @@ async function statusBody(deps: AppDeps): Promise<PublicStatusResponse> {
     if (failing.length) anyFailing = true;
     pairs[pair] = { last_update: entry ? timestamp(entry.time) : null, age_seconds: age, fresh: isFresh, sources_active: active, sources_failing: failing };
   }
+  const restated = await restatementsSince(deps.sql, new Date(now - 7 * 86_400_000), null, RECENT_RESTATEMENTS);
   const share = (up: number, slots: number) => (slots > 0 ? Math.round((up / slots) * 100_000) / 100_000 : null);
   return {
     overall_status: fresh === 0 ? 'outage' : fresh === deps.pairs.size && !anyFailing ? 'healthy' : 'degraded',
@@ -159,6 +163,7 @@ async function statusBody(deps: AppDeps): Promise<PublicStatusResponse> {
       };
     }),
     uptime: { h24: share(uptime?.up_24h ?? 0, uptime?.slots_24h ?? 0), d7: share(uptime?.up_7d ?? 0, uptime?.slots_7d ?? 0) },
+    restatements: restated.map(presentRestatement),
   };
 }
 

@@ -113,6 +113,8 @@ export function mount(router: AppRouter, deps: AppDeps): void {
         timestamp: timestamp(r.bucket),
         rate: numeric(r.rate),
         certificate_url: `/v1/certificates/${pair.pair}/${encodeURIComponent(timestamp(r.bucket))}`,
+        restated: r.restated_at !== null,
+        ...(r.restated_at ? { restatements_url: `/v1/restatements?pair=${pair.pair}&since=${encodeURIComponent(timestamp(r.restated_at))}` } : {}),
       })),
     } satisfies CertificateListResponse;
   });

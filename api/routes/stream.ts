@@ -9,6 +9,7 @@ import { presentLive } from '../live/present.js';
 import type { Operation } from '../operation.js';
 import { STREAM_EVENT, type StreamEvent } from '../schemas.js';
 import { livePairs } from './live.js';
+import { presentRestatement } from './restatements.js';
 import { lastEventId, missed, streamsOf } from '../sse.js';
 import { tierLabel, type Tier } from '../tiers.js';
 import { timestamp } from '../../lib/format.js';
@@ -34,7 +35,7 @@ export const operations: Operation[] = [
     method: 'get',
     path: '/v1/rates/stream',
     summary:
-      'Live rates as Server-Sent Events: an event `rates` (the body of GET /v1/rates/live) after every refresh, a comment heartbeat every 15 s; ' +
+      'Live rates as Server-Sent Events: an event `rates` (the body of GET /v1/rates/live) after every refresh, an event `restatement` (an element of GET /v1/restatements) when a settled value of one of the pairs is restated, a comment heartbeat every 15 s; ' +
       'send Last-Event-ID to resume. Open streams per key: Free 1, Builder 3, Professional 10, Enterprise 50.',
     tier: 'free',
     query,
@@ -78,6 +79,9 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     stream.onRefresh = async (version) => {
       if (apiKey && !(await deps.keys.authenticate(apiKey))) return stream.close();
       stream.send(version, 'rates', event());
+    };
+    stream.onRestatements = (version, rows) => {
+      for (const r of rows) if (pairs.includes(r.pair)) stream.send(version, 'restatement', JSON.stringify(presentRestatement(r)));
     };
     if (missed(lastEventId(ctx), deps.snapshot.version)) stream.send(deps.snapshot.version, 'rates', event());
   });

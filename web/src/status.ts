@@ -12,7 +12,10 @@ interface PublicStatus {
   pairs: Record<string, { last_update: string | null; age_seconds: number | null; fresh: boolean; sources_active: string[]; sources_failing: string[] }>;
   cycles: { started_at: string; finished_at: string; duration_ms: number; ok: boolean; sources_ok: string[]; sources_failed: string[]; trades: number }[];
   uptime: { h24: number | null; d7: number | null };
+  restatements: { pair: string; subject: string; time: string; previous: number; restated: number; change_pct: number; reason: { late_trades: { exchange: string; trades: number }[] }; restated_at: string }[];
 }
+
+const SUBJECTS: Readonly<Record<string, string>> = { candle_5m: '5-minute candle', candle_1h: 'hourly candle', candle_1d: 'daily candle (EOD)', fixing: 'fixing' };
 
 const WORDS = { healthy: 'All pairs fresh, every source delivering', degraded: 'Degraded: some pairs stale or some sources failing', outage: 'Outage: no pair has fresh data' } as const;
 
@@ -54,6 +57,24 @@ function render(s: PublicStatus): void {
   }
   if (s.cycles.length === 0) cycles.append(el('tr', {}, cell('Finished', 'No cycle recorded yet.')));
   byId<HTMLTableElement>('cycles').tBodies[0]?.replaceWith(cycles);
+  const restated = el('tbody');
+  for (const r of s.restatements) {
+    restated.append(
+      el(
+        'tr',
+        { 'data-restatement': `${r.pair}|${r.subject}|${r.time}` },
+        cell('Restated', fmt.when(r.restated_at)),
+        cell('Pair', el('strong', {}, `${r.pair.slice(0, -3)}/${r.pair.slice(-3)}`)),
+        cell('Value', `${SUBJECTS[r.subject] ?? r.subject}, ${fmt.when(r.time)}`),
+        cell('Before', String(r.previous)),
+        cell('After', String(r.restated)),
+        cell('Change', `${r.change_pct > 0 ? '+' : ''}${r.change_pct}%`),
+        cell('Late trades', r.reason.late_trades.map((l) => `${l.exchange} ${l.trades}`).join(', ') || '–'),
+      ),
+    );
+  }
+  if (s.restatements.length === 0) restated.append(el('tr', {}, cell('Restated', 'None in the last 7 days.')));
+  byId<HTMLTableElement>('restatements').tBodies[0]?.replaceWith(restated);
 }
 
 async function refresh(): Promise<void> {
