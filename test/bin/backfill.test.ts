@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.js';
 import { openDatabase, type Database } from '../../lib/db/connect.js';
-import { startSimMarket, type SimMarket } from '../../pipeline/sim/index.js';
+import { startSimMarket, type SimMarket } from '../../sim/index.js';
 import { testLog } from '../support/db.js';
 
 const root = path.resolve(import.meta.dirname, '../..');

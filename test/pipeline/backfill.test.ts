@@ -5,7 +5,7 @@ import { loadConfig } from '../../lib/config.js';
 import type { Database } from '../../lib/db/connect.js';
 import { backfill } from '../../pipeline/backfill.js';
 import { Pipeline } from '../../pipeline/runner.js';
-import { startSimMarket, type SimMarket } from '../../pipeline/sim/index.js';
+import { startSimMarket, type SimMarket } from '../../sim/index.js';
 import { venues } from '../../pipeline/venues/index.js';
 import { openTestDatabase, testLog } from '../support/db.js';
 

@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimMarket, type SimMarket, type SimTrade } from '../../../pipeline/sim/index.js';
+import { startSimMarket, type SimMarket, type SimTrade } from '../../../sim/index.js';
 import { venueById, venues, type Venue } from '../../../pipeline/venues/index.js';
 
 const MINUTE = 60_000;

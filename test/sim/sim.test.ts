@@ -4,9 +4,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchCoinbase, fetchExchangeRateApi } from '../../../pipeline/fx/index.js';
-import { parseReplay, startSimMarket, type SimMarket, type SimTrade } from '../../../pipeline/sim/index.js';
-import { venueById } from '../../../pipeline/venues/index.js';
+import { fetchCoinbase, fetchExchangeRateApi } from '../../pipeline/fx/index.js';
+import { parseReplay, startSimMarket, type SimMarket, type SimTrade } from '../../sim/index.js';
+import { venueById } from '../../pipeline/venues/index.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
