@@ -56,7 +56,7 @@ describe('make backfill', () => {
     expect(r.status).toBe(0);
     expect(r.stdout).not.toMatch(/\u001b\[/); // no terminal control sequences (a bar's redraws)
     const lines = r.stdout.trim().split('\n');
-    for (const venue of ['luno', 'valr', 'binance']) {
+    for (const venue of ['luno', 'valr']) {
       expect(lines).toContain(`backfill ${venue} BTCZAR: 0% +0 trades (started)`);
       expect(lines.some((l) => l.startsWith(`backfill ${venue} BTCZAR: 100% +`) && l.endsWith(' trades (done)'))).toBe(true);
     }
