@@ -232,7 +232,9 @@ export class Valr extends PublicRestExchange {
    * trade made since could be missing, and a short page would claim "caught up" wrongly).
    */
   private async currentPage(marketId: string, request: Dict, until: number | undefined): Promise<ValrTrade[]> {
+    const spacing = this.safeInteger(this.options, 'callSpacingMs') ?? this.rateLimit ?? 0;
     for (let i = 1; ; i++) {
+      if (i > 1 && spacing > 0) await this.sleep(spacing);
       const end = this.endTime(marketId, until);
       const page = await this.tradesPage(this.extend(request, { endTime: this.iso8601(end) }));
       const answeredAt = venueNow(this);
