@@ -11,6 +11,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY lib ./lib
 COPY sql ./sql
 COPY pipeline ./pipeline
+COPY sim ./sim
 COPY api ./api
 COPY bin ./bin
 COPY web ./web

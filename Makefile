@@ -22,7 +22,7 @@ export MALLOC_MMAP_THRESHOLD_ := 131072
 export MALLOC_TRIM_THRESHOLD_ := 131072
 
 .DEFAULT_GOAL := help
-.PHONY: help install web run demo test migrate key keys revoke rotate backfill bench typecheck
+.PHONY: help install web run demo sim test migrate key keys revoke rotate backfill bench typecheck
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -50,6 +50,9 @@ run: $(STAMP) $(WEB_STAMP) ## migrate and run the service (pipeline + API) again
 
 demo: $(STAMP) $(WEB_STAMP) ## run everything against the simulated market (REPLAY=trades.jsonl plays a file)
 	MARKET=simulated $(ALLOCATOR) $(TSX) bin/demo.ts $(if $(REPLAY),--replay $(REPLAY))
+
+sim: $(STAMP) ## run the simulated market alone (SIM_PORT=4010, SEED=1, REPLAY=trades.jsonl); point SIM_URL at it
+	$(TSX) sim/main.ts --port "$${SIM_PORT:-4010}" --seed "$${SEED:-1}" $(if $(REPLAY),--replay "$$REPLAY")
 
 test: $(STAMP) $(WEB_STAMP) ## run every test (TEST_DATABASE_URL=postgres://... runs them on a real TimescaleDB)
 	$(NODE_BIN)/tsc --noEmit

@@ -16,7 +16,7 @@ import { parametersInForce } from '../lib/methodology/parameters.js';
 import { createSigner } from '../lib/signer.js';
 import { softwareIdentity } from '../lib/software.js';
 import { Certifier } from '../pipeline/certify/issue.js';
-import { LISTINGS } from '../pipeline/sim/catalog.js';
+import { LISTINGS } from '../sim/catalog.js';
 import { insertFxRates, insertTrades, type TradeRow } from '../pipeline/store.js';
 import { openTestDatabase } from '../test/support/db.js';
 import { rng } from '../test/support/market.js';

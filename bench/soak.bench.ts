@@ -15,7 +15,7 @@
 // Run: SOAK_MINUTES=2 node_modules/.bin/tsx bench/soak.bench.ts   (default 10 minutes; `make bench`)
 import http from 'node:http';
 import { refreshAggregates } from '../lib/db/refresh.js';
-import type { EmbeddedStats } from '../lib/db/embedded.js';
+import type { EmbeddedStats } from '../lib/db/embedded/index.js';
 import { insertTrades } from '../pipeline/store.js';
 import { LISTINGS, startTestApi } from '../test/support/api.js';
 import { generateTrades } from '../test/support/market.js';

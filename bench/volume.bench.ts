@@ -22,7 +22,7 @@ import { openDatabase, type Database, type Sql } from '../lib/db/connect.js';
 import { refreshAggregates } from '../lib/db/refresh.js';
 import { createLogger } from '../lib/log.js';
 import { Pipeline } from '../pipeline/runner.js';
-import { startSimMarket } from '../pipeline/sim/index.js';
+import { startSimMarket } from '../sim/index.js';
 import { venues } from '../pipeline/venues/index.js';
 import { check, fmt, header, limitRow, machine, median, round, runBench, since, table } from './support.js';
 

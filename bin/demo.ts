@@ -9,7 +9,7 @@ import { loadConfig } from '../lib/config.js';
 import { createLogger } from '../lib/log.js';
 import { backfill } from '../pipeline/backfill.js';
 import { FX_CURRENCIES } from '../pipeline/fx/index.js';
-import { startSimMarket, type SimMarket } from '../pipeline/sim/index.js';
+import { startSimMarket, type SimMarket } from '../sim/index.js';
 import { insertFxRates, type FxRow } from '../pipeline/store.js';
 import { startService, stopOnSignals } from './service.js';
 

@@ -1,7 +1,7 @@
 // How the operator commands end on a problem they can name: one line on stderr, exit 2, never a
 // stack trace.
 import { ConfigError, loadConfig, type Config } from '../lib/config.js';
-import { EmbeddedDatabaseBusy } from '../lib/db/embedded.js';
+import { EmbeddedDatabaseBusy } from '../lib/db/embedded/index.js';
 
 export function fail(message: string): never {
   process.stderr.write(`error: ${message}\n`);

@@ -4,7 +4,7 @@
 import postgres from 'postgres';
 import type { Config } from '../config.js';
 import { createLogger, type Logger } from '../log.js';
-import { startEmbedded, type EmbeddedDatabase } from './embedded.js';
+import { startEmbedded, type EmbeddedDatabase } from './embedded/index.js';
 import { migrate } from './migrate.js';
 
 export type Sql = postgres.Sql;

@@ -3,7 +3,12 @@
 //   Markets:         https://www.luno.com/en/developers/api#tag/Market/operation/Markets  (GET /api/exchange/1/markets)
 //   Trades:          https://www.luno.com/en/developers/api#tag/Market/operation/ListTrades (GET /api/1/trades?pair&since)
 //   Rate limits:     https://www.luno.com/en/developers/api#tag/Rate-Limiting (300 calls per minute)
+//   Types:           https://github.com/luno/luno-go (types.go: PublicTrade, MarketInfo)
 //
+// Markets: Luno's list (Markets) holds its fiat books (the reference names NGN, ZAR and UGX, with
+// XBTUGX among its example pairs; the project's decisions add KES) among others; which venue
+// serves which pair is read from it at run time. Market data "may be cached for up to 1 second"
+// (the reference's Market section): well inside the collector's grace (PUBLISH_GRACE_MS).
 // ListTrades returns at most 100 trades, sorted newest first, never older than 24h; `since` (ms)
 // returns the trades executed *after* that time (so a client can iterate past the 100 most
 // recent), and a `since` before 24h ago is an error. Bitcoin is XBT on Luno (ccxt maps it to BTC).
@@ -69,12 +74,12 @@ export const luno: Venue = {
 export interface LunoMarketsResponse {
   markets: Array<{
     market_id: string; // "XBTNGN"
-    trading_status: 'ACTIVE' | 'POST_ONLY' | 'DISABLED' | 'UNKNOWN';
+    trading_status: 'ACTIVE' | 'POST_ONLY' | 'SUSPENDED' | 'UNKNOWN';
     base_currency: string; // "XBT"
     counter_currency: string; // "NGN"
-    min_volume: string;
+    min_volume: string; // decimal strings
     max_volume: string;
-    volume_scale: number;
+    volume_scale: number; // integers
     min_price: string;
     max_price: string;
     price_scale: number;
@@ -85,9 +90,9 @@ export interface LunoMarketsResponse {
 /** GET /api/1/trades?pair=XBTNGN&since=1732096800000 (newest first). */
 export interface LunoTradesResponse {
   trades: Array<{
-    sequence: number; // ccxt's trade id
+    sequence: number; // ccxt's trade id: "the ever incrementing trade identifier within a market"
     timestamp: number; // ms
-    price: string;
+    price: string; // decimal strings
     volume: string; // base amount
     is_buy: boolean; // taker side: true = buy
   }>;

@@ -3,8 +3,8 @@
 //   API docs:     https://docs.quidax.io/ (public base https://app.quidax.io/api/v1)
 //   Markets:      GET /markets              {"status":"success","data":[{id:"btcngn", base_unit, quote_unit, ...}]}
 //   Trades:       GET /trades/{market}      {"status":"success","data":[{trade_id, price, base_volume, quote_volume, timestamp, type}]}
-//   Rate limits:  https://docs.quidax.io/ publishes no figure for the public endpoints; we pace
-//                 ourselves at one call per second.
+//   Rate limits:  https://docs.quidax.io/docs/security: 300 requests a minute for every endpoint
+//                 but wallet address creation (20 a second).
 //   Sources for the paths and fields beyond the docs: clients written against the live API,
 //   https://github.com/gray-adeyi/pyquidax (markets, trades/{market}) and
 //   https://github.com/OnuegbuUdochukwu/Quidax-public-trades-feed (the trade fields and the
@@ -14,8 +14,10 @@
 // the most recent trades (about the last 100). fetchTrades(symbol, since) filters that list by
 // `since` client-side, so the collector must poll each Quidax pair often enough that fewer than a
 // page of trades happen between polls; a longer outage cannot be backfilled from Quidax.
-// `type` is the taker's side. `timestamp` is read as ms (seconds are recognised and converted);
-// the older `id`/`volume`/`funds`/`side`/`created_at` field names are accepted too.
+// `type` is the taker's side. `timestamp` is read as ms (seconds are recognised and converted:
+// the sources give its type, an integer, not its unit); the older `id`/`volume`/`funds`/`side`/
+// `created_at` field names are accepted too. Markets carry precisions (`trading_rules`) only in
+// older documents; without them a market has none. Today Quidax lists NGN markets (no GHS).
 import type { Dict, Int, Market, Trade } from 'ccxt';
 import { BadResponse, BadSymbol, ExchangeError, functions } from '../ccxt.js';
 import type { Venue, VenueOptions } from './types.js';
@@ -30,7 +32,7 @@ export class Quidax extends PublicRestExchange {
       name: 'Quidax',
       countries: ['NG'],
       version: 'v1',
-      rateLimit: 1000,
+      rateLimit: 200, // 300 calls a minute
       pro: false,
       has: PUBLIC_TRADES_ONLY,
       urls: {
@@ -169,9 +171,9 @@ export class Quidax extends PublicRestExchange {
 
 export const quidax: Venue = {
   id: 'quidax',
-  rateLimitDocs: 'https://docs.quidax.io/',
-  // No published figure for the public endpoints: one call per second, one at a time.
-  limits: { minTimeMs: 1000, maxConcurrent: 1 },
+  rateLimitDocs: 'https://docs.quidax.io/docs/security',
+  // Published: 300 calls a minute (one per 200 ms). We keep to one per 250 ms, one at a time.
+  limits: { minTimeMs: 250, maxConcurrent: 1 },
   pageSize: RECENT,
   // Recent trades only (see the header): `since` cannot reach back past the latest ~100 trades.
   historyMs: 0,
@@ -190,10 +192,9 @@ export interface QuidaxMarketsResponse {
   message: string;
   data: Array<{
     id: string; // "btcngn"
-    name: string; // "BTC/NGN"
     base_unit: string; // "btc"
     quote_unit: string; // "ngn"
-    filters?: Record<string, unknown>;
+    name?: string; // "BTC/NGN"
     trading_rules?: { base_precision: number; quote_precision: number; price_precision: number; minimum_order_size: number };
   }>;
 }
@@ -203,11 +204,11 @@ export interface QuidaxTradesResponse {
   status: 'success' | 'error';
   message: string;
   data: Array<{
-    trade_id: number;
+    trade_id: number; // an integer
     price: string;
     base_volume: string;
     quote_volume: string;
-    timestamp: number; // ms
+    timestamp: number; // an integer: ms (seconds are read too)
     type: 'buy' | 'sell'; // the taker's side
   }>;
 }

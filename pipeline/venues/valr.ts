@@ -1,35 +1,50 @@
 // VALR: not in ccxt, so a ccxt-style exchange class of our own (`Valr extends PublicRestExchange`, a ccxt `Exchange`) that goes
 // through ccxt's machinery (loadMarkets, safe* helpers, symbols, errors) like the built-in ones.
-//   API docs:     https://docs.valr.com/
-//   Markets:      GET /v1/public/pairs  (https://docs.valr.com/ "Currency Pairs")
+//   API docs:     https://docs.valr.com/ (rendered with examples at https://api-docs.rooibos.dev/)
+//   Markets:      GET /v1/public/pairs  (https://docs.valr.com/ "Currency Pairs"; futures such as
+//                 USDTZARPERP are listed too, with currencyPairType FUTURE, and left out here)
 //   Trades:       GET /v1/public/{currencyPair}/trades?skip&limit&startTime&endTime&beforeId
-//                 (https://docs.valr.com/ "Public Trade History")
+//                 (https://api-docs.rooibos.dev/operations/getV1PublicCurrencyPairTrades)
 //   Rate limits:  https://docs.valr.com/ "Rate Limiting" (also rendered at
 //                 https://api-docs.rooibos.dev/guides/rate-limiting): 1,200 calls per minute per IP
 //                 and, for GET /v1/public/*, 30 calls per minute; 429 with header x-valr-ratelimited.
-//   Trade fields: https://api-docs.rooibos.dev/operations/getV1PublicCurrencyPairTrades
+//   Caching:      the trades endpoint is cached 30 s by VALR's CDN (`cache-control: max-age=30`,
+//                 measured in issue 25; not in VALR's documents): the same URL gets the same answer
+//                 for 30 s, so a trade made meanwhile is not in it.
 //
 // Public trades come newest first, at most 100 per call; startTime/endTime (ISO 8601) filter by
 // trade time, skip pages through the filtered result, beforeId walks backwards by trade id.
-// `takerSide` is the taker's side, `id` the trade id, `tradedAt` the trade time.
+// `takerSide` is the taker's side, `id` the trade id (a UUID), `tradedAt` the trade time;
+// `sequenceId` is beyond 2^53, which ccxt's JSON reading keeps as an exact string.
 //
 // Paging: the API has no "oldest trades after X" query, only "newest trades since startTime",
 // walking backwards with beforeId. fetchTrades(symbol, since) asks for the trades since `since`:
 // a page short of 100 is all of them (caught up: one call, the steady state). A full page means
 // more: it walks back with beforeId (startTime still `since`) until a page comes back short, then
 // returns the oldest 100 and keeps the rest, so the calls that follow (since = the last trade
-// handed out) are served from memory; the last, short page always comes from a fresh call, so a
-// short page always means "caught up as of now". A walk has no cap: it goes on (spaced by the rate
-// limit) until it reaches `since`, so a long backlog is never cut short. `params.until` (ms, the
-// ccxt convention) walks back from then instead of now (endTime): a backfill reads its own day.
-// So from the collector's point of view: ascending trades from `since`, up to 100, a full page
-// whenever there is more, and one API call per 100 trades.
+// handed out) are served from memory; the last, short page always comes from a fresh call. A walk
+// has no cap: it goes on (spaced by the rate limit) until it reaches `since`, so a long backlog is
+// never cut short. `params.until` (ms, the ccxt convention) walks back from then instead of now: a
+// backfill reads its own day. So from the collector's point of view: ascending trades from
+// `since`, up to 100, a full page whenever there is more, and one API call per 100 trades.
+//
+// The CDN: every call names an endTime, `until` or else the venue's clock (a second on, for the
+// Date header's resolution) and never the same one twice for a market, so no two calls share a URL:
+// an answer is never a copy kept from up to 30 s before, and a short page means "caught up" as of
+// that call. The one re-ask of an empty page (below) adds skip=0 (the default), so it is not the
+// empty answer kept for the URL just asked.
 import type { Dict, Int, Market, Trade } from 'ccxt';
 import { BadRequest, BadResponse, BadSymbol, ExchangeError, functions } from '../ccxt.js';
 import type { Venue, VenueOptions } from './types.js';
-import { baseConfig, inspectResponse, pointAtSim, PublicRestExchange, PUBLIC_TRADES_ONLY } from './shared.js';
+import { baseConfig, inspectResponse, pointAtSim, PublicRestExchange, PUBLIC_TRADES_ONLY, venueNow } from './shared.js';
 
 const PAGE = 100;
+/** The Date header (the venue's clock) is to the second: the venue's now is before its Date plus this. */
+const DATE_RESOLUTION_MS = 1000;
+/** How far past the venue's clock, as last seen, a call's endTime is set (a second for the Date's resolution, one for the call). */
+const END_TIME_AHEAD_MS = 2000;
+/** Calls in a row whose endTime the venue's clock had passed (its clock moved on faster than ours), after which the last answer stands. */
+const CLOCK_CATCH_UPS = 3;
 
 /**
  * The first `size` trades and the rest of the last one's millisecond: callers page on by time
@@ -50,6 +65,8 @@ interface BufferedTrade {
 export class Valr extends PublicRestExchange {
   /** Per market: the trades of a finished walk, oldest first, still to be handed out. */
   private readonly buffers = new Map<string, BufferedTrade[]>();
+  /** Per market: the last endTime asked with, so the next is later (a URL of its own). */
+  private readonly lastEndTimes = new Map<string, number>();
 
   override describe(): Dict {
     return this.deepExtend(super.describe(), {
@@ -150,7 +167,7 @@ export class Valr extends PublicRestExchange {
     const until = this.safeInteger(params, 'until');
     const rest = this.omit(params, 'until');
     if (since === undefined || since === null) {
-      const page = await this.tradesPage(this.extend({ currencyPair: market.id, limit: pageSize }, rest));
+      const page = await this.currentPage(marketId, this.extend({ currencyPair: market.id, limit: pageSize }, rest), until);
       return this.parseTrades(page as unknown as Dict[], market, undefined, limit);
     }
     // Serve a full page from a finished walk that covers `since`; the last (short) page is asked
@@ -171,15 +188,16 @@ export class Valr extends PublicRestExchange {
     let beforeId: string | undefined;
     for (;;) {
       if (pages.length > 0 && spacing > 0) await this.sleep(spacing);
-      const request: Dict = { currencyPair: market.id, limit: PAGE, startTime: this.iso8601(since) };
-      if (until !== undefined) request.endTime = this.iso8601(until);
+      const request: Dict = this.extend({ currencyPair: market.id, limit: PAGE, startTime: this.iso8601(since) }, rest);
       if (beforeId !== undefined) request.beforeId = beforeId;
-      let page = await this.tradesPage(this.extend(request, rest));
+      // the first page settles what "up to now" is; the older ones (before an id) only need URLs of their own
+      let page = beforeId === undefined ? await this.currentPage(marketId, request, until) : await this.tradesPage(this.extend(request, { endTime: this.iso8601(this.endTime(marketId, until)) }));
       if (page.length === 0 && pages.length > 0) {
-        // After a full page, an empty one means "exactly a multiple of 100"; ask once more, so that
-        // one silently empty answer cannot cut the walk short (and leave a gap).
+        // After a full page, an empty one means "exactly a multiple of 100"; ask once more (by
+        // another URL: see the header), so that one silently empty answer cannot cut the walk short
+        // (and leave a gap).
         if (spacing > 0) await this.sleep(spacing);
-        page = await this.tradesPage(this.extend(request, rest));
+        page = await this.tradesPage(this.extend(request, { endTime: this.iso8601(this.endTime(marketId, until)), skip: 0 }));
       }
       pages.push(page);
       if (page.length < PAGE) break;
@@ -199,12 +217,37 @@ export class Valr extends PublicRestExchange {
     return this.parseTrades(throughLastMillisecond(trades, pageSize).map((t) => t.raw), market, since);
   }
 
+  /** The endTime of the next call for a market: `until`, or past the venue's clock and later than the last. */
+  private endTime(marketId: string, until: number | undefined): number {
+    if (until !== undefined) return until;
+    const now = (venueNow(this) ?? this.milliseconds()) + END_TIME_AHEAD_MS;
+    const end = Math.max(now, (this.lastEndTimes.get(marketId) ?? -Infinity) + 1);
+    this.lastEndTimes.set(marketId, end);
+    return end;
+  }
+
+  /**
+   * The newest trades as of the venue's now: asked with an endTime past its clock as last seen,
+   * and asked again when the answer's Date shows the venue's clock had reached that endTime (a
+   * trade made since could be missing, and a short page would claim "caught up" wrongly).
+   */
+  private async currentPage(marketId: string, request: Dict, until: number | undefined): Promise<ValrTrade[]> {
+    const spacing = this.safeInteger(this.options, 'callSpacingMs') ?? this.rateLimit ?? 0;
+    for (let i = 1; ; i++) {
+      if (i > 1 && spacing > 0) await this.sleep(spacing);
+      const end = this.endTime(marketId, until);
+      const page = await this.tradesPage(this.extend(request, { endTime: this.iso8601(end) }));
+      const answeredAt = venueNow(this);
+      if (until !== undefined || answeredAt === undefined || answeredAt + DATE_RESOLUTION_MS <= end || i === CLOCK_CATCH_UPS) return page;
+    }
+  }
+
   /** The id of a page's oldest trade (by time, then sequence), wherever it sits in the page. */
   private oldestId(page: ValrTrade[]): string {
     let oldest = page[0]!;
     for (const t of page) {
       const dt = (this.parse8601(t.tradedAt) ?? 0) - (this.parse8601(oldest.tradedAt) ?? 0);
-      if (dt < 0 || (dt === 0 && t.sequenceId < oldest.sequenceId)) oldest = t;
+      if (dt < 0 || (dt === 0 && BigInt(t.sequenceId) < BigInt(oldest.sequenceId))) oldest = t;
     }
     return oldest.id;
   }
@@ -279,7 +322,7 @@ export const valr: Venue = {
   },
 };
 
-// Raw payloads (https://docs.valr.com/).
+// Raw payloads (https://docs.valr.com/, https://api-docs.rooibos.dev/).
 
 /** GET /v1/public/pairs */
 export interface ValrPair {
@@ -298,14 +341,14 @@ export interface ValrPair {
   currencyPairType?: 'SPOT' | 'FUTURE' | string;
 }
 
-/** GET /v1/public/BTCZAR/trades?startTime=2026-11-20T10:00:00.000Z&limit=100 (newest first). */
+/** GET /v1/public/BTCZAR/trades?limit=100&startTime=2026-11-20T10:00:00.000Z&endTime=2026-11-20T10:05:01.000Z (newest first). */
 export interface ValrTrade {
   price: string;
   quantity: string; // base amount
   currencyPair: string;
   tradedAt: string; // ISO 8601, ms
   takerSide: 'buy' | 'sell';
-  sequenceId: number;
-  id: string; // trade id (UUID-like)
+  sequenceId: number | string; // an integer beyond 2^53: ccxt hands it over as a string of its digits
+  id: string; // trade id (a UUID of version 7)
   quoteVolume?: string;
 }

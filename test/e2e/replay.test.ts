@@ -8,7 +8,7 @@ import { loadConfig } from '../../lib/config.js';
 import type { Database } from '../../lib/db/connect.js';
 import { buildDeps, startApi, type RunningApi } from '../../api/server.js';
 import { Pipeline } from '../../pipeline/runner.js';
-import { startSimMarket, type SimMarket } from '../../pipeline/sim/index.js';
+import { startSimMarket, type SimMarket } from '../../sim/index.js';
 import { venues } from '../../pipeline/venues/index.js';
 import { openTestDatabase, testLog } from '../support/db.js';
 import { rng } from '../support/market.js';

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.js';
 import type { Database } from '../../lib/db/connect.js';
 import { Pipeline } from '../../pipeline/runner.js';
-import { startSimMarket, type SimMarket } from '../../pipeline/sim/index.js';
+import { startSimMarket, type SimMarket } from '../../sim/index.js';
 import { venueById } from '../../pipeline/venues/index.js';
 import { openTestDatabase, testLog } from '../support/db.js';
 
@@ -98,6 +98,25 @@ describe('a market missing from one discovery', () => {
       expect(await listed()).toBe(0);
     } finally {
       dropFromMarkets = 0;
+      await p.stop();
+    }
+  });
+});
+
+describe("Luno's KES book", () => {
+  it('is found in its market list and collected like any other: BTCKES gets exchange trades', async () => {
+    const p = new Pipeline({ config: loadConfig({ MARKET: 'simulated', SIM_URL: sim.url }), log: testLog, sql: db.sql, venues: [venueById('luno')!], unpaced: true, now: () => clock, initialLookbackMs: 5 * MIN, retryDelaysMs: [5], requestTimeoutMs: 2_000 });
+    try {
+      const from = clock - 5 * MIN;
+      const cycle = await p.runTradeCycle();
+      expect(cycle.errors).toEqual([]);
+      const listed = await db.sql<{ pair: string; symbol: string }[]>`SELECT pair, symbol FROM venue_markets WHERE exchange = 'luno' AND pair LIKE '%KES'`;
+      expect(listed.map((r) => `${r.pair} ${r.symbol}`)).toEqual(['BTCKES BTC/KES']);
+      const served = sim.served('luno', 'BTCKES').filter((t) => t.time >= from).map((t) => t.id).sort();
+      expect(served.length).toBeGreaterThan(0);
+      const stored = await db.sql<{ trade_id: string }[]>`SELECT trade_id FROM trades WHERE exchange = 'luno' AND pair = 'BTCKES' ORDER BY trade_id`;
+      expect(stored.map((r) => r.trade_id).sort()).toEqual(served);
+    } finally {
       await p.stop();
     }
   });

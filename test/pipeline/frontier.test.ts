@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.js';
 import type { Database } from '../../lib/db/connect.js';
 import { Pipeline } from '../../pipeline/runner.js';
-import { startSimMarket, type SimMarket } from '../../pipeline/sim/index.js';
+import { startSimMarket, type SimMarket } from '../../sim/index.js';
 import type { TradeRow } from '../../pipeline/store.js';
 import { venues } from '../../pipeline/venues/index.js';
 import { openTestDatabase, testLog } from '../support/db.js';

@@ -6,7 +6,7 @@ import { loadConfig } from '../../lib/config.js';
 import type { Database } from '../../lib/db/connect.js';
 import { collect, readWatermark } from '../../pipeline/collect.js';
 import { Pipeline } from '../../pipeline/runner.js';
-import { startSimMarket, type SimMarket } from '../../pipeline/sim/index.js';
+import { startSimMarket, type SimMarket } from '../../sim/index.js';
 import { venueById, venues } from '../../pipeline/venues/index.js';
 import { openTestDatabase, testLog } from '../support/db.js';
 

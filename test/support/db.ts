@@ -5,7 +5,7 @@ import crypto from 'node:crypto';
 import postgres from 'postgres';
 import { loadConfig } from '../../lib/config.js';
 import { openDatabase, type Database, type Sql } from '../../lib/db/connect.js';
-import { startEmbedded } from '../../lib/db/embedded.js';
+import { startEmbedded } from '../../lib/db/embedded/index.js';
 import { createLogger } from '../../lib/log.js';
 
 export const testLog = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');

@@ -1,6 +1,6 @@
 // Seeded trades and FX observations for SQL and API tests: several venues, pairs and days, some
 // trades exactly on bucket edges. Trade times are unique per pair, so open/close are well defined.
-import { prng } from '../../pipeline/sim/rng.js';
+import { prng } from '../../sim/rng.js';
 import type { FxRow, TradeRow } from '../../pipeline/store.js';
 
 /** The simulator's seeded PRNG (mulberry32): reproducible test data. */

@@ -308,6 +308,30 @@ describe('the API reference', () => {
     await shot(page, 'docs');
     await page.close();
   });
+
+  /** The value and placeholder of the reference's API key field, once it is rendered. */
+  async function keyField(page: Page): Promise<{ value: string; placeholder: string }> {
+    const field = page.locator('#reference form').first().getByLabel('Value', { exact: true });
+    await field.waitFor({ state: 'attached', timeout: 30_000 });
+    await expect.poll(() => field.getAttribute('placeholder')).not.toBe('QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT');
+    return { value: await field.inputValue(), placeholder: (await field.getAttribute('placeholder')) ?? '' };
+  }
+
+  it('leaves the key field empty when nobody is signed in', async () => {
+    const page = await open('/docs');
+    expect(await keyField(page)).toEqual({ value: '', placeholder: '' });
+    expect(await page.locator('#reference').innerText()).not.toContain('QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT');
+    await page.close();
+  });
+
+  it('fills the key field with the key signed in on the dashboard', async () => {
+    const key = `afr_live_${'K'.repeat(32)}`;
+    const page = await browser.page(1280, 900);
+    await page.addInitScript((k) => sessionStorage.setItem('afrates.apiKey', k), key);
+    await page.goto(`${t.api.url}/docs`);
+    expect(await keyField(page)).toEqual({ value: key, placeholder: '' });
+    await page.close();
+  });
 });
 
 describe('the status page', () => {

@@ -8,7 +8,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool, type Sql } from '../../../lib/db/connect.js';
-import { startEmbedded, type EmbeddedDatabase } from '../../../lib/db/embedded.js';
+import { startEmbedded, type EmbeddedDatabase } from '../../../lib/db/embedded/index.js';
 
 interface Link {
   readonly port: number;

@@ -13,7 +13,7 @@ import {
   fetchExchangeRateApi,
   fxSources,
 } from '../../../pipeline/fx/index.js';
-import { startSimMarket, type SimMarket } from '../../../pipeline/sim/index.js';
+import { startSimMarket, type SimMarket } from '../../../sim/index.js';
 
 const CLOCK = Date.UTC(2026, 10, 20, 12, 34, 56);
 

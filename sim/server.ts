@@ -7,9 +7,14 @@
 //   DELETE /_control/fault?venue=luno (no venue: clear every fault)
 //   GET    /_control/fault            the active faults
 //   GET    /_control/listings         venue -> pairs
+// A venue whose answers a CDN caches (Wire.cachedForMs) gets them as a cache does (RFC 9111): a
+// 200 is kept per URL, path and query as sent, and the same URL is answered with the same body and
+// Date, plus Age, until it expires; request faults come before the cache, data faults are the
+// origin's (kept with its answer), a malformed body is the connection's (never kept).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { FaultBook, isFault } from './faults.js';
+import { toJson } from './json.js';
 import { GeneratedMarket } from './market.js';
 import { loadReplay } from './replay.js';
 import { SIM_FX_PREFIXES, SIM_VENUES, forward, type Fault, type FxSourceId, type SimTrade, type TradeSource } from './types.js';
@@ -18,7 +23,7 @@ import { coinbaseWire, exchangeRateApiWire } from './venues/fx.js';
 import { lunoWire } from './venues/luno.js';
 import { quidaxWire } from './venues/quidax.js';
 import { valrWire } from './venues/valr.js';
-import type { Wire, WireContext } from './wire.js';
+import type { Wire, WireContext, WireRequest } from './wire.js';
 
 export type { Fault, FaultKind, SimTrade } from './types.js';
 
@@ -72,6 +77,34 @@ const WIRES: ReadonlyMap<string, Wire> = new Map(
 /** Every prefix a fault can be set on. */
 export const FAULT_TARGETS: readonly string[] = [...SIM_VENUES, ...SIM_FX_PREFIXES];
 
+/** An answer as sent: what a CDN keeps. */
+interface Answer {
+  readonly status: number;
+  readonly text: string;
+  readonly headers: Record<string, string>;
+  /** When the origin made it (its Date). */
+  readonly at: number;
+}
+
+/** Successful answers by URL, each until it expires. */
+class Cdn {
+  private readonly kept = new Map<string, { answer: Answer; until: number }>();
+
+  get(url: string, now: number): Answer | undefined {
+    const entry = this.kept.get(url);
+    if (entry && now < entry.until && now >= entry.answer.at) return entry.answer;
+    if (entry) this.kept.delete(url);
+    return undefined;
+  }
+
+  put(url: string, answer: Answer, forMs: number): void {
+    if (this.kept.size >= 10_000) {
+      for (const [key, entry] of this.kept) if (answer.at >= entry.until) this.kept.delete(key);
+    }
+    this.kept.set(url, { answer, until: answer.at + forMs });
+  }
+}
+
 export async function startSimMarket(options: SimOptions = {}): Promise<SimMarket> {
   const seed = options.seed ?? 1;
   const now = options.now ?? Date.now;
@@ -79,6 +112,7 @@ export async function startSimMarket(options: SimOptions = {}): Promise<SimMarke
     ? loadReplay(options.replay)
     : new GeneratedMarket(seed, options.historyStart ?? now() - 2 * 24 * 60 * 60 * 1000, { volume: options.volume, retainMs: options.retainMs });
   const faults = new FaultBook(seed);
+  const cdn = new Cdn();
   const sockets = new Set<Socket>();
   let stopping: Promise<void> | undefined;
 
@@ -128,15 +162,30 @@ export async function startSimMarket(options: SimOptions = {}): Promise<SimMarke
       send(res, at, r.status, r.body, { ...(fault === 'rate_limit' ? { 'Retry-After': '1' } : {}), ...r.headers });
       return;
     }
-    const ctx: WireContext = { source, now: at, shape: (items) => faults.shape(prefix, items) };
-    const r = wire.handle({ method: method === 'HEAD' ? 'GET' : method, segments: rest, query: url.searchParams }, ctx);
+    const request: WireRequest = { method: method === 'HEAD' ? 'GET' : method, segments: rest, query: url.searchParams };
+    const cachedFor = wire.cachedForMs?.(request);
+    const cacheKey = `${url.pathname}${url.search}`;
+    const kept = cachedFor === undefined ? undefined : cdn.get(cacheKey, at);
+    let answer: Answer;
+    if (kept) {
+      answer = { ...kept, headers: { ...kept.headers, Age: String(Math.floor((at - kept.at) / 1000)) } };
+    } else {
+      const ctx: WireContext = { source, now: at, shape: (items) => faults.shape(prefix, items) };
+      const r = wire.handle(request, ctx);
+      answer = {
+        status: r.status,
+        text: typeof r.body === 'string' ? r.body : toJson(r.body),
+        headers: { ...(cachedFor === undefined ? {} : { 'Cache-Control': `max-age=${Math.floor(cachedFor / 1000)}` }), ...r.headers },
+        at,
+      };
+      if (cachedFor !== undefined && answer.status === 200) cdn.put(cacheKey, answer, cachedFor);
+    }
     if (fault === 'malformed') {
-      const text = JSON.stringify(r.body) ?? '';
       // Cut the JSON in half: still looks like JSON, never parses.
-      sendRaw(res, at, 200, text.slice(0, Math.max(1, Math.floor(text.length / 2))) || '{', {});
+      sendRaw(res, answer.at, 200, answer.text.slice(0, Math.max(1, Math.floor(answer.text.length / 2))) || '{', answer.headers);
       return;
     }
-    send(res, at, r.status, r.body, r.headers ?? {});
+    sendRaw(res, answer.at, answer.status, answer.text, answer.headers);
   }
 
   async function control(method: string, rest: string[], query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -231,7 +280,7 @@ export async function startSimMarket(options: SimOptions = {}): Promise<SimMarke
 }
 
 function send(res: ServerResponse, now: number, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  sendRaw(res, now, status, typeof body === 'string' ? body : JSON.stringify(body), headers);
+  sendRaw(res, now, status, typeof body === 'string' ? body : toJson(body), headers);
 }
 
 function sendRaw(res: ServerResponse, now: number, status: number, text: string, headers: Record<string, string>): void {

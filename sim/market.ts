@@ -16,7 +16,7 @@ import {
   type SimVenue,
   type Tape,
   type TradeSource,
-  uuidSequence,
+  valrSequence,
 } from './types.js';
 
 const MINUTE = 60_000;
@@ -62,7 +62,7 @@ class GeneratedTape implements Tape {
       venue: this.venue,
       pair: this.pair,
       time: this.time[i]!,
-      id: tradeId(this.venue, this.seq[i]!, this.seed),
+      id: tradeId(this.venue, this.seq[i]!, this.time[i]!, this.seed),
       price: this.price[i]!,
       amount: this.amount[i]!,
       side: this.sell[i] ? 'sell' : 'buy',
@@ -77,7 +77,7 @@ class GeneratedTape implements Tape {
     const seq = seqOf(this.venue, id);
     if (seq === undefined) return undefined;
     const at = this.atLeastSeq(seq);
-    return at >= 0 && this.seq[at] === seq && tradeId(this.venue, seq, this.seed) === id ? at : undefined;
+    return at >= 0 && this.seq[at] === seq && tradeId(this.venue, seq, this.time[at]!, this.seed) === id ? at : undefined;
   }
 
   /** Numeric ids are the sequence numbers themselves (every venue but VALR). */
@@ -306,20 +306,21 @@ export class GeneratedMarket implements TradeSource {
   }
 }
 
-/** The trade id a venue would give the seq-th trade (ids increase with time on every venue). */
-function tradeId(venue: SimVenue, seq: number, seed: number): string {
+/** The trade id a venue would give the seq-th trade, made at `time` (ids increase with time on every venue). */
+function tradeId(venue: SimVenue, seq: number, time: number, seed: number): string {
   if (venue !== 'valr') return String(seq);
-  // VALR trade ids are UUID-like strings (time-ordered, version 7 style).
-  const h = seq.toString(16).padStart(12, '0');
+  // UUID version 7: the time in ms, version, 12 opaque bits, variant, 14 opaque bits, and the
+  // sequence number in the last 48 (valrSequence reads it back)
+  const ms = time.toString(16).padStart(12, '0');
   const r = hash32(seed, 'valr-id', seq).toString(16).padStart(8, '0');
-  const s = hash32(seed, 'valr-id2', seq).toString(16).padStart(8, '0');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-7${r.slice(0, 3)}-b${r.slice(3, 6)}-${s}${r.slice(6, 8)}${s.slice(0, 2)}`;
+  const variant = '89ab'[hash32(seed, 'valr-variant', seq) % 4]!;
+  return `${ms.slice(0, 8)}-${ms.slice(8, 12)}-7${r.slice(0, 3)}-${variant}${r.slice(3, 6)}-${seq.toString(16).padStart(12, '0')}`;
 }
 
 /** The sequence number in a trade id tradeId made (undefined: not such an id). */
 function seqOf(venue: SimVenue, id: string): number | undefined {
   if (venue !== 'valr') return /^\d{1,15}$/.test(id) ? Number(id) : undefined;
-  return uuidSequence(id);
+  return valrSequence(id);
 }
 
 function round(x: number, decimals: number): number {

@@ -4,9 +4,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchCoinbase, fetchExchangeRateApi } from '../../../pipeline/fx/index.js';
-import { parseReplay, startSimMarket, type SimMarket, type SimTrade } from '../../../pipeline/sim/index.js';
-import { venueById } from '../../../pipeline/venues/index.js';
+import { fetchCoinbase, fetchExchangeRateApi } from '../../pipeline/fx/index.js';
+import { parseReplay, startSimMarket, type SimMarket, type SimTrade } from '../../sim/index.js';
+import { venueById } from '../../pipeline/venues/index.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -27,17 +27,19 @@ describe('generated market', () => {
     await sim?.stop();
   });
 
-  it('lists realistic pairs and leaves some of afrates pairs without a venue', () => {
+  it('lists what the venues list: Luno NGN, ZAR, KES and UGX books, Binance its USDT books, VALR ZAR, Quidax NGN', () => {
     const l = sim.listings();
-    expect(l.luno).toEqual(expect.arrayContaining(['BTCNGN', 'USDTNGN', 'BTCZAR', 'BTCUGX']));
-    expect(l.binance).toEqual(expect.arrayContaining(['BTCUSDT', 'ETHUSDT', 'XRPUSDT', 'SOLUSDT']));
+    expect(l.luno).toEqual(expect.arrayContaining(['BTCNGN', 'USDTNGN', 'BTCZAR', 'BTCKES', 'BTCUGX']));
+    expect(l.binance).toEqual(['BTCUSDT', 'ETHUSDT', 'XRPUSDT', 'SOLUSDT']);
     expect(l.valr).toEqual(['BTCZAR', 'ETHZAR', 'XRPZAR', 'SOLZAR', 'USDTZAR']);
-    expect(l.quidax).toEqual(expect.arrayContaining(['BTCNGN', 'USDTNGN', 'BTCGHS', 'USDTGHS']));
-    const all = new Set(Object.values(l).flat());
-    for (const pair of ['BTCKES', 'ETHKES', 'XRPKES', 'USDTKES', 'USDCKES', 'USDTUGX']) expect(all.has(pair), pair).toBe(false);
+    expect(l.quidax).toEqual(['BTCNGN', 'ETHNGN', 'XRPNGN', 'USDTNGN']);
+    const all = Object.values(l).flat();
+    expect(all.filter((pair) => /GHS$/.test(pair))).toEqual([]);
+    for (const pair of ['ETHKES', 'XRPKES', 'USDTKES', 'USDCKES', 'USDTUGX', 'BTCGHS', 'USDTGHS']) expect(all, pair).not.toContain(pair);
     l.luno!.push('MUTATED');
     expect(sim.listings().luno).not.toContain('MUTATED');
-    expect(sim.served('luno', 'BTCKES')).toEqual([]);
+    expect(sim.served('luno', 'BTCKES').length).toBeGreaterThan(0);
+    expect(sim.served('luno', 'USDTKES')).toEqual([]);
     expect(sim.served('nowhere', 'BTCNGN')).toEqual([]);
   });
 
@@ -72,7 +74,8 @@ describe('generated market', () => {
     expect(within(level('binance', 'SOLUSDT'), 180, 0.25)).toBe(true);
     expect(within(level('luno', 'USDTNGN'), 1530 * 1.035, 0.05)).toBe(true); // parallel-market premium
     expect(within(level('valr', 'USDTZAR'), 18, 0.05)).toBe(true);
-    expect(within(level('quidax', 'USDTGHS'), 15 * 1.025, 0.05)).toBe(true);
+    expect(within(level('quidax', 'USDTNGN'), 1530 * 1.035, 0.05)).toBe(true);
+    expect(within(level('luno', 'BTCKES') / level('binance', 'BTCUSDT'), 129 * 1.015, 0.06)).toBe(true);
     expect(within(level('luno', 'BTCUGX') / level('binance', 'BTCUSDT'), 3650 * 1.02, 0.06)).toBe(true);
     // Local books carry a premium over the USDT book times the official rate.
     const ngnPremium = level('luno', 'BTCNGN') / level('binance', 'BTCUSDT') / 1530;
@@ -80,8 +83,8 @@ describe('generated market', () => {
     for (const [pair, venues] of [
       ['BTCNGN', ['luno', 'quidax']],
       ['USDTNGN', ['luno', 'quidax']],
-      ['BTCZAR', ['luno', 'valr', 'binance']],
-      ['USDTZAR', ['luno', 'valr', 'binance']],
+      ['BTCZAR', ['luno', 'valr']],
+      ['USDTZAR', ['luno', 'valr']],
       ['ETHZAR', ['luno', 'valr']],
     ] as const) {
       const levels = venues.map((v) => level(v, pair));
@@ -93,7 +96,7 @@ describe('generated market', () => {
     const perMinute = (venue: string, pair: string) => sim.served(venue, pair).length / 360;
     expect(perMinute('binance', 'BTCUSDT')).toBeGreaterThan(5);
     expect(perMinute('luno', 'BTCZAR')).toBeGreaterThan(2);
-    expect(perMinute('quidax', 'BTCGHS')).toBeLessThan(1);
+    expect(perMinute('luno', 'BTCUGX')).toBeLessThan(1);
     const byMinute = new Map<number, number>();
     for (const t of sim.served('binance', 'BTCUSDT')) byMinute.set(Math.floor(t.time / MINUTE), (byMinute.get(Math.floor(t.time / MINUTE)) ?? 0) + 1);
     const counts = [...byMinute.values()];
@@ -106,7 +109,7 @@ describe('generated market', () => {
     const twin = await startSimMarket({ seed: 1, now: () => clock, historyStart: T0 - 6 * HOUR });
     const other = await startSimMarket({ seed: 2, now: () => clock, historyStart: T0 - 6 * HOUR });
     try {
-      for (const [venue, pair] of [['luno', 'BTCNGN'], ['valr', 'XRPZAR'], ['quidax', 'USDTGHS'], ['binance', 'SOLUSDT']] as const) {
+      for (const [venue, pair] of [['luno', 'BTCNGN'], ['valr', 'XRPZAR'], ['quidax', 'USDTNGN'], ['binance', 'SOLUSDT']] as const) {
         expect(twin.served(venue, pair)).toEqual(sim.served(venue, pair));
         expect(other.served(venue, pair)).not.toEqual(sim.served(venue, pair));
       }
@@ -143,11 +146,72 @@ describe('generated market', () => {
     const all = sim.served('valr', 'BTCZAR').reverse(); // newest first, as VALR sends them
     expect(newest.length).toBe(100);
     expect([...newest, ...older].map((t) => t.id)).toEqual(all.slice(0, newest.length + older.length).map((t) => t.id));
-    // the same shape and sequence number, another hash part: not a trade of this market
-    const forged = newest[0]!.id.slice(0, -4) + (newest[0]!.id.endsWith('0000') ? '1111' : '0000');
+    // the same shape, time and sequence number, another opaque part: not a trade of this market
+    const real = newest[0]!.id;
+    const forged = `${real.slice(0, 15)}${real[15] === '0' ? '1' : '0'}${real.slice(16)}`;
     const refused = await fetch(`${sim.url}/valr/v1/public/BTCZAR/trades?beforeId=${forged}`);
     expect(refused.status).toBe(400);
     expect(await refused.json()).toMatchObject({ message: expect.stringContaining('unknown trade id') });
+  });
+
+  it('serves Binance aggTrades from startTime or up to endTime, any distance apart (no one-hour window)', async () => {
+    type Agg = { a: number; p: string; q: string; T: number; m: boolean };
+    const agg = async (query: string) => {
+      const res = await fetch(`${sim.url}/binance/api/v3/aggTrades?symbol=BTCUSDT&${query}`);
+      expect(res.status, query).toBe(200);
+      return (await res.json()) as Agg[];
+    };
+    const served = sim.served('binance', 'BTCUSDT');
+    const start = T0 - 5 * HOUR;
+    const fromStart = served.filter((t) => t.time >= start).slice(0, 1000).map((t) => Number(t.id));
+    expect((await agg(`startTime=${start}&endTime=${T0}&limit=1000`)).map((t) => t.a)).toEqual(fromStart);
+    expect((await agg(`startTime=${start}&limit=1000`)).map((t) => t.a)).toEqual(fromStart);
+    const end = T0 - 4 * HOUR;
+    expect((await agg(`endTime=${end}&limit=50`)).map((t) => t.a)).toEqual(served.filter((t) => t.time <= end).slice(-50).map((t) => Number(t.id)));
+    const [first] = await agg(`startTime=${start}&limit=1`);
+    expect(first).toMatchObject({ a: expect.any(Number), p: expect.stringMatching(/^\d+\.\d{8}$/), q: expect.stringMatching(/^\d+\.\d{8}$/), T: expect.any(Number), m: expect.any(Boolean) });
+  });
+
+  it('gives VALR trades version-7 UUIDs of their time and sequenceIds beyond 2^53, written exactly', async () => {
+    const text = await (await fetch(`${sim.url}/valr/v1/public/BTCZAR/trades?limit=5`)).text();
+    const sequenceIds = [...text.matchAll(/"sequenceId":(\d+)/g)].map((m) => BigInt(m[1]!));
+    expect(sequenceIds).toHaveLength(5);
+    for (const [i, seq] of sequenceIds.entries()) {
+      expect(seq).toBeGreaterThan(2n ** 53n);
+      if (i > 0) expect(seq).toBeLessThan(sequenceIds[i - 1]!); // newest first
+    }
+    for (const t of JSON.parse(text) as Array<{ id: string; tradedAt: string; price: string; quantity: string }>) {
+      expect(t.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(parseInt(t.id.slice(0, 8) + t.id.slice(9, 13), 16)).toBe(Date.parse(t.tradedAt));
+      expect(t).toMatchObject({ price: expect.stringMatching(/^\d+(\.\d+)?$/), quantity: expect.stringMatching(/^\d+(\.\d+)?$/) });
+    }
+  });
+
+  it("answers a VALR trades URL with the same answer for 30 s, as VALR's CDN does", async () => {
+    const url = `${sim.url}/valr/v1/public/BTCZAR/trades?limit=3`;
+    const newestOf = async (res: Response) => ((await res.json()) as Array<{ id: string }>)[0]!.id;
+    try {
+      const first = await fetch(url);
+      expect(first.headers.get('cache-control')).toBe('max-age=30');
+      expect(first.headers.get('age')).toBeNull();
+      const date = first.headers.get('date');
+      const newest = await newestOf(first);
+      clock = T0 + 25_000;
+      const traded = sim.served('valr', 'BTCZAR').filter((t) => t.time > T0);
+      expect(traded.length).toBeGreaterThan(0); // a trade since: a fresh answer would hold it
+      const again = await fetch(url);
+      expect({ date: again.headers.get('date'), age: again.headers.get('age'), newest: await newestOf(again) }).toEqual({ date, age: '25', newest });
+      // another URL is another answer, made now
+      expect(await newestOf(await fetch(`${url}&skip=0`))).toBe(traded.at(-1)!.id);
+      clock = T0 + 30_000;
+      const expired = await fetch(url);
+      expect(expired.headers.get('age')).toBeNull();
+      expect(await newestOf(expired)).toBe(sim.served('valr', 'BTCZAR').at(-1)!.id);
+      // only the trades are cached
+      expect((await fetch(`${sim.url}/valr/v1/public/pairs`)).headers.get('cache-control')).toBeNull();
+    } finally {
+      clock = T0;
+    }
   });
 
   it('answers unknown paths and venues with 404s in the venue style', async () => {
@@ -158,8 +222,8 @@ describe('generated market', () => {
     const bad = await fetch(`${sim.url}/binance/api/v3/aggTrades?symbol=DOGEUSDT`);
     expect(bad.status).toBe(400);
     expect(await bad.json()).toEqual({ code: -1121, msg: 'Invalid symbol.' });
-    const wide = await fetch(`${sim.url}/binance/api/v3/aggTrades?symbol=BTCUSDT&startTime=${T0 - 2 * HOUR}&endTime=${T0}`);
-    expect(await wide.json()).toMatchObject({ code: -1127 });
+    const both = await fetch(`${sim.url}/binance/api/v3/aggTrades?symbol=BTCUSDT&fromId=1&startTime=${T0}`);
+    expect(await both.json()).toMatchObject({ code: -1128 });
     const old = await fetch(`${sim.url}/luno/api/1/trades?pair=XBTNGN&since=${T0 - 25 * HOUR}`);
     expect(old.status).toBe(400);
     expect(await old.json()).toMatchObject({ error_code: 'ErrInvalidArguments' });

@@ -1,26 +1,30 @@
-// Binance's public spot REST API as the simulator serves it under /binance
-// (https://developers.binance.com/docs/binance-spot-api-docs/rest-api):
+// Binance's public spot REST API as the simulator serves it under /binance, following Binance's
+// spot API documentation (https://developers.binance.com/docs/binance-spot-api-docs/rest-api, the
+// same text as https://github.com/binance/binance-spot-api-docs rest-api.md, errors.md, CHANGELOG.md):
 //   GET /api/v3/exchangeInfo   {timezone, serverTime, rateLimits, exchangeFilters, symbols:[...]}
 //   GET /api/v3/aggTrades?symbol=BTCUSDT[&fromId][&startTime][&endTime][&limit]
 //       [{"a":id,"p":"price","q":"qty","f":first,"l":last,"T":ms,"m":buyerIsMaker,"M":true}]
-// aggTrades: limit default 500, max 1000, ascending. startTime/endTime are inclusive and may span at
-// most one hour (-1127 otherwise); with startTime the oldest `limit` trades from it come back; with
-// none of fromId/startTime/endTime the most recent ones. fromId with a time window is -1128.
-// Errors are {"code": -N, "msg": "..."}.
+// aggTrades (weight 4): limit default 500, max 1000, oldest first; fromId, startTime and endTime are
+// inclusive. Since 2022-12-05 (CHANGELOG) startTime and endTime may be sent alone and any distance
+// apart: startTime alone gives the trades from then on, endTime alone those before it (read here as
+// the latest `limit` up to it), both the trades between, each up to `limit`; with none of
+// fromId/startTime/endTime the most recent trades. fromId together with a time is not documented
+// for aggTrades: the simulator refuses it (-1128, "combination of optional parameters invalid"), so
+// no client comes to depend on it. Ids, first and last trade ids and times are integers, prices and
+// quantities strings of eight decimals. Errors are {"code": -N, "msg": "..."} (errors.md). Binance
+// lists no NGN pair since it delisted them on 2024-03-07 (its announcement of 2024-03-05), nor ZAR
+// pairs (delisted 2021-04-02, and again in January 2026); the catalogue lists its USDT books only.
 import { amountDecimals, priceDecimals, venueSymbol } from '../catalog.js';
-import { backward, decimal, forward, type SimTrade } from '../types.js';
+import { backward, decimal, forward, padded, type SimTrade } from '../types.js';
 import { intParam, listedPairs, type Wire, type WireContext, type WireRequest, type WireResponse } from '../wire.js';
-
-const HOUR = 60 * 60 * 1000;
 
 function fail(status: number, code: number, msg: string): WireResponse {
   return { status, body: { code, msg } };
 }
 
-/** Binance prints 8 decimals; keep more when a (replayed) number has them. */
+/** Binance prints 8 decimals. */
 function num(n: number): string {
-  const fixed = n.toFixed(8);
-  return Number(fixed) === n ? fixed : decimal(n);
+  return padded(n, 8);
 }
 
 function exchangeInfo(ctx: WireContext): WireResponse {
@@ -89,9 +93,6 @@ function aggTrades(req: WireRequest, ctx: WireContext): WireResponse {
   const limit = Math.min(limitParam ?? 500, 1000);
   if (fromId !== undefined && (startTime !== undefined || endTime !== undefined)) {
     return fail(400, -1128, 'Combination of optional parameters invalid.');
-  }
-  if (startTime !== undefined && endTime !== undefined && endTime - startTime > HOUR) {
-    return fail(400, -1127, 'More than 1 hours between startTime and endTime.');
   }
   const tape = ctx.source.tape('binance', listed.pair, ctx.now);
   let list: SimTrade[] = [];

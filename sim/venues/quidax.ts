@@ -1,10 +1,18 @@
-// Quidax's public REST API as the simulator serves it under /quidax (https://docs.quidax.io/):
-//   GET /api/v1/markets            {"status":"success","message":"Successful","data":[{id, name, base_unit, quote_unit, ...}]}
+// Quidax's public REST API as the simulator serves it under /quidax, following Quidax's API
+// documentation (https://docs.quidax.io/, whose rate limits are at https://docs.quidax.io/docs/security)
+// and the clients written against the live API that name the paths and fields
+// (https://github.com/gray-adeyi/pyquidax: markets, trades/{market};
+// https://github.com/OnuegbuUdochukwu/Quidax-public-trades-feed: the trade's fields and types):
+//   GET /api/v1/markets            {"status":"success","message":"Successful","data":[{id, base_unit, quote_unit}]}
 //   GET /api/v1/trades/{market}    {"status":"success","message":"Successful","data":[{trade_id, price, base_volume, quote_volume, timestamp, type}]}
 // The public trades endpoint takes no time or cursor parameter: it returns the most recent trades
-// only (the simulator returns the latest 100, newest first; `type` is the taker's side, timestamp
-// in ms). Errors are {"status":"error","message":"..."}.
-import { amountDecimals, priceDecimals, venueSymbol } from '../catalog.js';
+// only (the simulator returns the latest 100, newest first). `trade_id` is an integer, price and
+// volumes decimal strings, `timestamp` an integer (ms here: the sources give its type, not its
+// unit), `type` the taker's side. A market lists its id and units; the other market fields seen in
+// older documents (precisions, limits) are not confirmed by a source and are not sent. Quidax
+// publishes 300 calls a minute for these endpoints (not enforced here: the `rate_limit` fault
+// answers 429) and today lists NGN markets (no GHS). Errors are {"status":"error","message":"..."}.
+import { venueSymbol } from '../catalog.js';
 import { backward, decimal, type SimTrade } from '../types.js';
 import { listedPairs, type Wire, type WireContext, type WireResponse } from '../wire.js';
 
@@ -17,16 +25,8 @@ function fail(status: number, message: string): WireResponse {
 function markets(ctx: WireContext): WireResponse {
   const data = listedPairs(ctx.source, 'quidax').map(({ base, quote }) => ({
     id: venueSymbol('quidax', base, quote),
-    name: `${base}/${quote}`,
     base_unit: base.toLowerCase(),
     quote_unit: quote.toLowerCase(),
-    filters: {},
-    trading_rules: {
-      base_precision: amountDecimals(base),
-      quote_precision: 2,
-      price_precision: priceDecimals(base, quote),
-      minimum_order_size: Number((10 ** (1 - amountDecimals(base))).toFixed(amountDecimals(base))),
-    },
   }));
   return { status: 200, body: { status: 'success', message: 'Successful', data } };
 }

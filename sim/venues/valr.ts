@@ -1,22 +1,53 @@
-// VALR's public REST API as the simulator serves it under /valr (https://docs.valr.com/):
-//   GET /v1/public/pairs                      [{symbol, baseCurrency, quoteCurrency, shortName, active, ...}]
+// VALR's public REST API as the simulator serves it under /valr, following VALR's API
+// documentation (https://docs.valr.com/, rendered with its examples at
+// https://api-docs.rooibos.dev/operations/getV1PublicCurrencyPairTrades), the pairs recorded in
+// ccxt's valr.ts (fetchMarkets) and what issue 25 measured of its CDN:
+//   GET /v1/public/pairs                      [{symbol, baseCurrency, quoteCurrency, shortName, active, ..., currencyPairType}]
 //   GET /v1/public/{currencyPair}/trades[?skip][&limit][&startTime][&endTime][&beforeId]
 //       [{price, quantity, currencyPair, tradedAt, takerSide, sequenceId, id, quoteVolume}]
 // Trades come newest first; limit defaults to and is capped at 100; startTime/endTime are ISO 8601
 // and inclusive; skip pages through the filtered result; beforeId keeps only trades before that id.
+// Prices and quantities are decimal strings; `id` a UUID of version 7 (its first 48 bits the trade
+// time in ms); `sequenceId` an integer beyond 2^53 (about 1.37e18 in VALR's 2025 examples), written
+// as a bare JSON number. The pairs list futures too (currencyPairType FUTURE, such as USDTZARPERP).
+// The trades endpoint is cached 30 s by VALR's CDN (`cache-control: max-age=30`, measured in issue
+// 25; no VALR document states it): the same URL gets the same answer for 30 s (server.ts).
 // Errors are {"code": -N, "message": "..."}; a rate-limited request also carries x-valr-ratelimited.
 import { amountDecimals, priceDecimals, venueSymbol } from '../catalog.js';
-import { backward, decimal, uuidSequence, type SimTrade, type Tape } from '../types.js';
+import { backward, decimal, valrSequence, type SimTrade, type Tape } from '../types.js';
 import { intParam, listedPairs, type Wire, type WireContext, type WireRequest, type WireResponse } from '../wire.js';
 
 const PAGE = 100;
+/** How long VALR's CDN keeps an answer of the public trades endpoint. */
+const TRADES_CACHED_MS = 30_000;
+/** sequenceIds start here: VALR's are of this size (api-docs examples, 2025), beyond 2^53. */
+const SEQUENCE_BASE = 1_368_928_000_000_000_000n;
+
+/** A perpetual future VALR lists beside its spot pairs (ccxt's valr.ts records it). */
+const FUTURES = [
+  {
+    symbol: 'USDTZARPERP',
+    baseCurrency: 'USDT',
+    quoteCurrency: 'ZAR',
+    shortName: 'USDT/ZARPERP',
+    active: true,
+    minBaseAmount: '1',
+    maxBaseAmount: '250000',
+    minQuoteAmount: '15',
+    maxQuoteAmount: '5000000',
+    tickSize: '0.01',
+    baseDecimalPlaces: '3',
+    marginTradingAllowed: false,
+    currencyPairType: 'FUTURE',
+  },
+];
 
 function fail(status: number, code: number, message: string): WireResponse {
   return { status, body: { code, message } };
 }
 
 function pairs(ctx: WireContext): WireResponse {
-  const body = listedPairs(ctx.source, 'valr').map(({ base, quote }) => ({
+  const spot = listedPairs(ctx.source, 'valr').map(({ base, quote }) => ({
     symbol: venueSymbol('valr', base, quote),
     baseCurrency: base,
     quoteCurrency: quote,
@@ -31,7 +62,7 @@ function pairs(ctx: WireContext): WireResponse {
     marginTradingAllowed: false,
     currencyPairType: 'SPOT',
   }));
-  return { status: 200, body };
+  return { status: 200, body: [...spot, ...FUTURES] };
 }
 
 function isoParam(query: URLSearchParams, name: string): number | undefined {
@@ -40,9 +71,9 @@ function isoParam(query: URLSearchParams, name: string): number | undefined {
   return /^\d{4}-\d{2}-\d{2}T/.test(raw) ? Date.parse(raw) : NaN;
 }
 
-/** VALR sequence ids are numbers; ours are the time-ordered prefix of the trade id. */
-function sequenceId(tape: Tape, t: SimTrade): number {
-  return uuidSequence(t.id) ?? (tape.indexOf(t.id) ?? 0) + 1;
+/** A trade's sequenceId: VALR's grow with its trades; ours from the id's sequence number (or position). */
+function sequenceId(tape: Tape, t: SimTrade): bigint {
+  return SEQUENCE_BASE + BigInt(valrSequence(t.id) ?? (tape.indexOf(t.id) ?? 0) + 1);
 }
 
 function trades(pairSymbol: string, req: WireRequest, ctx: WireContext): WireResponse {
@@ -82,11 +113,15 @@ function trades(pairSymbol: string, req: WireRequest, ctx: WireContext): WireRes
     currencyPair: pairSymbol,
     tradedAt: new Date(t.time).toISOString(),
     takerSide: t.side,
-    sequenceId: tape ? sequenceId(tape, t) : 0,
+    sequenceId: tape ? sequenceId(tape, t) : SEQUENCE_BASE,
     id: t.id,
     quoteVolume: decimal(Number((t.price * t.amount).toFixed(8))),
   }));
   return { status: 200, body };
+}
+
+function isTrades(segments: readonly string[]): boolean {
+  return segments.length === 4 && segments[0] === 'v1' && segments[1] === 'public' && segments[3] === 'trades';
 }
 
 export const valrWire: Wire = {
@@ -94,14 +129,15 @@ export const valrWire: Wire = {
   handle(req, ctx) {
     const s = req.segments;
     if (req.method === 'GET' && s.length === 3 && s[0] === 'v1' && s[1] === 'public' && s[2] === 'pairs') return pairs(ctx);
-    if (req.method === 'GET' && s.length === 4 && s[0] === 'v1' && s[1] === 'public' && s[3] === 'trades') {
-      return trades(s[2]!, req, ctx);
-    }
+    if (req.method === 'GET' && isTrades(s)) return trades(s[2]!, req, ctx);
     return fail(404, -1, `Not found: /${s.join('/')}`);
   },
   error(kind) {
     return kind === 'rate_limit'
       ? { status: 429, body: { code: -1, message: 'Rate limit exceeded' }, headers: { 'x-valr-ratelimited': 'true' } }
       : fail(500, -1, 'An internal error occurred');
+  },
+  cachedForMs(req) {
+    return isTrades(req.segments) ? TRADES_CACHED_MS : undefined;
   },
 };

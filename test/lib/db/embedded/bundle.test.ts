@@ -7,7 +7,7 @@ import { Worker } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { slimTimescaledbBundle, withoutUpdateScripts } from '../../../lib/db/embedded-bundle.mjs';
+import { slimTimescaledbBundle, withoutUpdateScripts } from '../../../../lib/db/embedded/bundle.mjs';
 
 const bundled = new URL('timescaledb.tar.gz', pathToFileURL(createRequire(import.meta.url).resolve('@electric-sql/pglite')));
 
@@ -57,7 +57,7 @@ describe('TimescaleDB bundle for the embedded database', () => {
           gunzipSync(readFileSync(url));
           parentPort.postMessage(url.href);
         });`;
-      const module = pathToFileURL(path.resolve('lib/db/embedded-bundle.mjs')).href;
+      const module = pathToFileURL(path.resolve('lib/db/embedded/bundle.mjs')).href;
       const urls = await Promise.all(
         Array.from({ length: 6 }, () => {
           const worker = new Worker(code, { eval: true, workerData: { module, source: bundled.href, dir } });

@@ -1,4 +1,4 @@
-// Runs the simulated market on its own: npx tsx pipeline/sim/main.ts [--port 4010] [--seed 1] [--replay file.jsonl]
+// Runs the simulated market on its own: npx tsx sim/main.ts [--port 4010] [--seed 1] [--replay file.jsonl]
 // Prints its URL (point SIM_URL at it) and serves until interrupted.
 import { parseArgs } from 'node:util';
 import { startSimMarket } from './server.js';

@@ -34,7 +34,7 @@ export const FIATS: Readonly<Record<string, FiatSpec>> = {
   NGN: { perUsd: 1_530, dailyVol: 0.006, premium: 0.035 },
   ZAR: { perUsd: 18, dailyVol: 0.007, premium: 0.004 },
   KES: { perUsd: 129, dailyVol: 0.002, premium: 0.015 },
-  GHS: { perUsd: 15, dailyVol: 0.005, premium: 0.025 },
+  GHS: { perUsd: 15, dailyVol: 0.005, premium: 0.025 }, // FX only: no venue here lists a GHS book
   UGX: { perUsd: 3_650, dailyVol: 0.003, premium: 0.02 },
   // Served by the FX endpoints alongside afrates' currencies, as the real ones do.
   EUR: { perUsd: 0.92, dailyVol: 0.004, premium: 0 },
@@ -48,10 +48,17 @@ export interface Listing {
 }
 
 /**
- * Who lists what. Luno: NGN and ZAR books plus BTC/UGX (Luno's docs list NGN, UGX and ZAR as
- * fiat currencies). Binance: the internal USDT books plus its thin ZAR books. VALR: the ZAR books.
- * Quidax: NGN and GHS books. Nobody lists KES or USDT/UGX here: those pairs fall back to the
- * synthetic cross-rate.
+ * Who lists what, of afrates' pairs (each venue lists more; loadMarkets finds these among them).
+ * The sources for each venue are in its wire file (venues/*.ts) and docs/decisions.md:
+ * - Luno: NGN and ZAR books, BTC/KES and BTC/UGX. Its API reference lists UGX among its currencies
+ *   with XBTUGX as an example pair; KES is taken from the project's decision that Luno serves KES
+ *   books (no source seen shows which KES pairs, so only BTC/KES).
+ * - Binance: the internal USDT books only: it delisted its NGN pairs on 2024-03-07 and its ZAR
+ *   pairs in April 2021 and again in January 2026.
+ * - VALR: the ZAR books (its futures, such as USDTZARPERP, are listed too and left out by the adapter).
+ * - Quidax: NGN books only (no GHS).
+ * Nobody here lists ETH, XRP, USDT or USDC against KES, or USDT against UGX, or anything against
+ * GHS: those pairs fall back to the synthetic cross-rate.
  */
 export const LISTINGS: Readonly<Record<SimVenue, readonly Listing[]>> = {
   luno: [
@@ -66,6 +73,7 @@ export const LISTINGS: Readonly<Record<SimVenue, readonly Listing[]>> = {
     { pair: 'XRPZAR', perMinute: 1 },
     { pair: 'SOLZAR', perMinute: 0.5 },
     { pair: 'USDTZAR', perMinute: 1.5 },
+    { pair: 'BTCKES', perMinute: 0.5 },
     { pair: 'BTCUGX', perMinute: 0.2 },
   ],
   binance: [
@@ -73,8 +81,6 @@ export const LISTINGS: Readonly<Record<SimVenue, readonly Listing[]>> = {
     { pair: 'ETHUSDT', perMinute: 8 },
     { pair: 'XRPUSDT', perMinute: 5 },
     { pair: 'SOLUSDT', perMinute: 5 },
-    { pair: 'BTCZAR', perMinute: 0.5 },
-    { pair: 'USDTZAR', perMinute: 0.8 },
   ],
   valr: [
     { pair: 'BTCZAR', perMinute: 5 },
@@ -87,11 +93,7 @@ export const LISTINGS: Readonly<Record<SimVenue, readonly Listing[]>> = {
     { pair: 'BTCNGN', perMinute: 1.5 },
     { pair: 'ETHNGN', perMinute: 0.8 },
     { pair: 'XRPNGN', perMinute: 0.4 },
-    { pair: 'SOLNGN', perMinute: 0.3 },
     { pair: 'USDTNGN', perMinute: 2.5 },
-    { pair: 'USDCNGN', perMinute: 0.5 },
-    { pair: 'BTCGHS', perMinute: 0.15 },
-    { pair: 'USDTGHS', perMinute: 0.3 },
   ],
 };
 

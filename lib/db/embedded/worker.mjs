@@ -1,6 +1,6 @@
 // Runs the embedded TimescaleDB in a worker thread: PGlite executes queries synchronously on its
 // thread, so on the main thread one long query would freeze every request, even those served
-// from memory. Started by lib/db/embedded.ts, which talks to it by messages:
+// from memory. Started by lib/db/embedded/index.ts, which talks to it by messages:
 //   parent -> worker: 'stop' | { type: 'stats', id } | { type: 'crash' }
 //   worker -> parent: ready | failed | stopped | stats | fatal (PGlite died; the worker exits next)
 // Plain JavaScript: a worker thread does not inherit the tsx loader.
@@ -9,9 +9,9 @@ import v8 from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { timescaledb } from '@electric-sql/pglite/timescaledb';
-import { slimTimescaledbBundle } from './embedded-bundle.mjs';
-import { query } from './embedded-frames.mjs';
-import { WireServer } from './embedded-wire.mjs';
+import { slimTimescaledbBundle } from './bundle.mjs';
+import { query } from './frames.mjs';
+import { WireServer } from './wire.mjs';
 
 /** @type {{ dataDir: string | undefined, maxMessageBytes?: number, queueTimeoutMs?: number, sharedBuffers: string }} */
 const { dataDir, maxMessageBytes, queueTimeoutMs, sharedBuffers } = workerData;
@@ -23,7 +23,7 @@ const { dataDir, maxMessageBytes, queueTimeoutMs, sharedBuffers } = workerData;
  * all of it at start, so 128 MB stayed resident in a process that also runs the pipeline and the
  * API. The literal is rewritten in a copy of the module, padded to its length with leading spaces
  * (PostgreSQL reads ' 32MB' as 32MB). A PGlite build without that literal fails the start, saying
- * so (lib/db/embedded.ts explains the setting); test/lib/db checks the database's own SHOW.
+ * so (lib/db/embedded/index.ts explains the setting); test/lib/db checks the database's own SHOW.
  */
 function withSharedBuffers(/** @type {string} */ size) {
   const bytes = readFileSync(new URL('pglite.wasm', import.meta.resolve('@electric-sql/pglite')));
@@ -38,7 +38,7 @@ function withSharedBuffers(/** @type {string} */ size) {
   return WebAssembly.compile(bytes);
 }
 
-/** PGlite's TimescaleDB, read from its bundle without the update scripts (embedded-bundle.mjs). */
+/** PGlite's TimescaleDB, read from its bundle without the update scripts (bundle.mjs). */
 const timescaledbInstallOnly = {
   name: timescaledb.name,
   setup: async (/** @type {any} */ pg, /** @type {any} */ emscriptenOpts) => {

@@ -4,12 +4,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../lib/config.js';
-import { openDatabase } from '../../../lib/db/connect.js';
-import { SHARED_BUFFERS } from '../../../lib/db/embedded.js';
-import { refreshAggregates } from '../../../lib/db/refresh.js';
-import { insertTrades } from '../../../pipeline/store.js';
-import { testLog } from '../../support/db.js';
+import { loadConfig } from '../../../../lib/config.js';
+import { openDatabase } from '../../../../lib/db/connect.js';
+import { SHARED_BUFFERS } from '../../../../lib/db/embedded/index.js';
+import { refreshAggregates } from '../../../../lib/db/refresh.js';
+import { insertTrades } from '../../../../pipeline/store.js';
+import { testLog } from '../../../support/db.js';
 
 const varDir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-var-'));
 const config = loadConfig({ AFRATES_VAR_DIR: varDir });
@@ -28,9 +28,9 @@ describe('embedded TimescaleDB', () => {
 
     const second = await openDatabase(config, testLog);
     try {
-      // PGlite's build would hold 128 MB of buffers resident; ours are set smaller (lib/db/embedded.ts)
+      // PGlite's build would hold 128 MB of buffers resident; ours are set smaller (lib/db/embedded/index.ts)
       expect(await second.sql`SHOW shared_buffers`).toEqual([{ shared_buffers: SHARED_BUFFERS }]);
-      // TimescaleDB came without its update scripts (lib/db/embedded-bundle.mjs), installed at its one version
+      // TimescaleDB came without its update scripts (lib/db/embedded/bundle.mjs), installed at its one version
       const paths = await second.sql`SELECT count(*)::int AS n FROM pg_extension_update_paths('timescaledb') WHERE path IS NOT NULL`;
       expect(paths).toEqual([{ n: 0 }]);
       const [installed] = await second.sql`SELECT e.extversion = a.default_version AS current FROM pg_extension e JOIN pg_available_extensions a ON a.name = e.extname WHERE e.extname = 'timescaledb'`;

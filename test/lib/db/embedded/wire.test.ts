@@ -1,4 +1,4 @@
-// The embedded database's wire server (lib/db/embedded-wire.mjs) against the real PGlite: framing,
+// The embedded database's wire server (lib/db/embedded/wire.mjs) against the real PGlite: framing,
 // pipelined errors, large messages, COPY, clients that vanish, the one-connection queue, and a
 // dying database being reported. docs/embedded-database.md has the measurements behind each case.
 import net from 'node:net';
@@ -8,10 +8,10 @@ import { Readable } from 'node:stream';
 import { pino } from 'pino';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../lib/config.js';
-import { openDatabase } from '../../../lib/db/connect.js';
-import { MAX_MESSAGE_BYTES, startEmbedded, type EmbeddedDatabase } from '../../../lib/db/embedded.js';
-import { FrameError, MessageReader, assemble, message, query, sync } from '../../../lib/db/embedded-frames.mjs';
+import { loadConfig } from '../../../../lib/config.js';
+import { openDatabase } from '../../../../lib/db/connect.js';
+import { MAX_MESSAGE_BYTES, startEmbedded, type EmbeddedDatabase } from '../../../../lib/db/embedded/index.js';
+import { FrameError, MessageReader, assemble, message, query, sync } from '../../../../lib/db/embedded/frames.mjs';
 
 const QUEUE_TIMEOUT_MS = 1_500;
 let db: EmbeddedDatabase;

@@ -1,5 +1,5 @@
 // Framing of the PostgreSQL wire protocol (version 3) for the embedded database's server
-// (embedded-wire.mjs), and the few backend messages that server writes itself.
+// (wire.mjs), and the few backend messages that server writes itself.
 //
 // Why we frame at all: PGlite's execProtocol* must be given whole messages. TCP hands us bytes in
 // arbitrary chunks (Node reads up to 64 KiB at a time), so a message can arrive in pieces and

@@ -138,11 +138,18 @@ export function backward(tape: Tape, from: number, to: number, max: number): Sim
 }
 
 /**
- * The sequence number in a VALR-style trade id (time-ordered, UUID version 7 style: its first
- * twelve hex digits are the sequence), undefined for any other id.
+ * VALR's trade ids are UUIDs of version 7 (RFC 9562): the first 48 bits are the trade's time in
+ * ms, the rest opaque. The simulator keeps its sequence number in the last 48 bits; this reads it
+ * back (undefined for any other id).
  */
-export function uuidSequence(id: string): number | undefined {
-  return /^[0-9a-f]{8}-[0-9a-f]{4}-/.test(id) ? parseInt(id.slice(0, 8) + id.slice(9, 13), 16) : undefined;
+export function valrSequence(id: string): number | undefined {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(id) ? parseInt(id.slice(24), 16) : undefined;
+}
+
+/** `decimals` places, as venues that pad their decimals print them; more when a (replayed) number has more. */
+export function padded(n: number, decimals: number): string {
+  const fixed = n.toFixed(decimals);
+  return Number(fixed) === n ? fixed : decimal(n);
 }
 
 /** Decimal string without exponent notation, round-tripping the number. */

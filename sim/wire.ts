@@ -10,6 +10,7 @@ export interface WireRequest {
 
 export interface WireResponse {
   readonly status: number;
+  /** Written as JSON (bigints as bare integers, see json.ts); a string is sent as it is. */
   readonly body: unknown;
   readonly headers?: Record<string, string>;
 }
@@ -27,6 +28,11 @@ export interface Wire {
   handle(req: WireRequest, ctx: WireContext): WireResponse;
   /** This wire's answer to a rate-limited request (429) or a server failure (500). */
   error(kind: 'rate_limit' | 'server_error'): WireResponse;
+  /**
+   * How long the venue's CDN keeps a successful answer to this request (ms), undefined when it is
+   * not cached: the same URL gets the same answer (body and Date) until then (server.ts).
+   */
+  cachedForMs?(req: WireRequest): number | undefined;
 }
 
 /** A listed pair seen through a venue's symbols: venue symbol -> afrates pair and its parts. */

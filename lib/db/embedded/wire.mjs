@@ -46,7 +46,7 @@ import {
   sslRefused,
   statementText,
   sync,
-} from './embedded-frames.mjs';
+} from './frames.mjs';
 
 /** Messages that end a batch: PGlite answers them, and the client waits for that answer. */
 const BATCH_ENDS = new Set(['S', 'H', 'Q', 'F']);

@@ -1,11 +1,18 @@
-// Luno's public REST API as the simulator serves it under /luno (https://www.luno.com/en/developers/api):
-//   GET /api/exchange/1/markets[?pair=XBTNGN...]   {"markets":[{market_id, base_currency, counter_currency, ...}]}
-//   GET /api/1/trades?pair=XBTNGN[&since=ms]       {"trades":[{sequence, timestamp, price, volume, is_buy}]}
+// Luno's public REST API as the simulator serves it under /luno, following Luno's API reference
+// (https://www.luno.com/en/developers/api, OpenAPI 1.2.5: ListTrades, Markets, Rate Limiting,
+// Error Codes) and its Go SDK's types (https://github.com/luno/luno-go, types.go PublicTrade and
+// MarketInfo, errors.go):
+//   GET /api/exchange/1/markets[?pair=XBTNGN,XBTZAR]  {"markets":[{market_id, trading_status, base_currency, counter_currency, ...}]}
+//   GET /api/1/trades?pair=XBTNGN[&since=ms]          {"trades":[{sequence, timestamp, price, volume, is_buy}]}
 // ListTrades: at most 100 trades, newest first, never older than 24h; `since` returns the trades
 // executed after that time (the oldest 100 of them, so a client can iterate), and a `since` more
-// than 24h ago is an error. Bitcoin is XBT. Errors are {"error", "error_code", "error_action"}.
+// than 24h ago is an error. Prices and volumes are decimal strings (eight decimals, as in the
+// responses recorded in ccxt's luno.js), `sequence` and `timestamp` integers, the scales of a
+// market integers. Bitcoin is XBT. Errors are {"error", "error_code", "error_action"}. Luno
+// publishes 300 calls a minute (not enforced here: the `rate_limit` fault answers 429) and says
+// market data may be cached up to a second (not modelled: within the collector's grace).
 import { amountDecimals, lunoCurrency, priceDecimals, venueSymbol } from '../catalog.js';
-import { backward, decimal, forward, type SimTrade } from '../types.js';
+import { backward, decimal, forward, padded, type SimTrade } from '../types.js';
 import { intParam, listedPairs, type Wire, type WireContext, type WireRequest, type WireResponse } from '../wire.js';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -16,7 +23,8 @@ function fail(status: number, code: string, message: string): WireResponse {
 }
 
 function markets(req: WireRequest, ctx: WireContext): WireResponse {
-  const wanted = req.query.getAll('pair');
+  // `pair` is a list, comma-separated (form style, not exploded) or repeated
+  const wanted = req.query.getAll('pair').flatMap((p) => p.split(',')).filter((p) => p !== '');
   const list = listedPairs(ctx.source, 'luno')
     .map(({ base, quote }) => {
       const pd = priceDecimals(base, quote);
@@ -61,8 +69,8 @@ function trades(req: WireRequest, ctx: WireContext): WireResponse {
     trades: ctx.shape(list).map((t) => ({
       sequence: /^\d+$/.test(t.id) ? Number(t.id) : t.id,
       timestamp: t.time,
-      price: decimal(t.price),
-      volume: decimal(t.amount),
+      price: padded(t.price, 8),
+      volume: padded(t.amount, 8),
       is_buy: t.side === 'buy',
     })),
   };

@@ -1,6 +1,6 @@
 // The embedded TimescaleDB: PGlite (WASM PostgreSQL 17 + TimescaleDB) served on a loopback port by
-// our own wire server (embedded-wire.mjs), so the same `postgres` driver code talks to it and to a
-// real server. It runs in a worker thread (embedded-worker.mjs) so its queries never block this
+// our own wire server (wire.mjs), so the same `postgres` driver code talks to it and to a
+// real server. It runs in a worker thread (worker.mjs) so its queries never block this
 // process's event loop. Limits (docs/embedded-database.md): one connection at a time, LOAD
 // 'timescaledb' before reuse, protocol messages up to MAX_MESSAGE_BYTES, no background workers.
 // If the worker or PGlite dies, onFatal says why, once: nothing fails silently.
@@ -109,7 +109,7 @@ export async function startEmbedded(dataDir: string | undefined, opts: EmbeddedO
     fs.mkdirSync(path.dirname(dataDir), { recursive: true });
     release = acquireLock(dataDir);
   }
-  const worker = new Worker(new URL('./embedded-worker.mjs', import.meta.url), {
+  const worker = new Worker(new URL('./worker.mjs', import.meta.url), {
     workerData: { dataDir, maxMessageBytes: MAX_MESSAGE_BYTES, queueTimeoutMs: opts.queueTimeoutMs, sharedBuffers: SHARED_BUFFERS },
   });
   try {
