@@ -41,7 +41,7 @@ export const PARAMETERS = {
   age_decay_seconds: { value: 3600, unit: 'seconds', description: 'Confidence: beyond the grace, the age factor decays as exp(-excess / this).' },
   restatement_threshold_pct: { value: 0.2, unit: 'percent', description: 'A settled value that late trades move by more than this (from the value published) is restated.' },
   restatement_window_hours: { value: 24, unit: 'hours', description: 'Late trades restate a settled value only within this long after its window ends; later, they are counted, not restated.' },
-  fixing_local_time: { value: '16:00', unit: 'local time', description: "Each pair's daily fixing at this time of its quote currency's home zone (IANA zone, section 15)." },
+  fixing_local_time: { value: '16:00', unit: 'local time', description: "Each pair's daily fixing at this time of its quote currency's home zone (IANA zone, section 14)." },
   fixing_utc_time: { value: '00:00', unit: 'UTC', description: 'Each pair\'s second daily fixing, at this time UTC.' },
   fixing_window_minutes: { value: 60, unit: 'minutes', description: 'A fixing is the certified rate of the trades of this long before the fixing time.' },
   fixing_lookback_hours: { value: 48, unit: 'hours', description: 'A fixing not yet published (the service was down) is still published from the stored trades if its time is at most this old.' },
