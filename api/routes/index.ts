@@ -14,6 +14,7 @@ import * as premium from './premium.js';
 import * as spread from './spread.js';
 import * as status from './status.js';
 import * as stream from './stream.js';
+import * as transparency from './transparency.js';
 
-export const routeModules: readonly RouteModule[] = [auth, live, historical, eod, spread, premium, indices, pairs, status, health, certificates, stream, account, board];
+export const routeModules: readonly RouteModule[] = [auth, live, historical, eod, spread, premium, indices, pairs, status, health, certificates, stream, account, board, transparency];
 export const operations = routeModules.flatMap((m) => m.operations);
