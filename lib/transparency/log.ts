@@ -7,7 +7,7 @@ import { canonicalJson } from '../../api/certificates/signer.js';
 import { dayStart, timestamp } from '../../api/format.js';
 import { batchesUnder } from '../db/batches.js';
 import type { Sql } from '../db/connect.js';
-import { appendLeaves, consistencyNodes, consistencyProof, inclusionNodes, inclusionProof, leafHash, piecesOf, rootAt, rootNodes, type Hash, type Node, type SubtreeHash } from './merkle.js';
+import { appendLeaves, consistencyNodes, consistencyProof, inclusionNodes, inclusionProof, leafHash, rootAt, rootNodes, type Hash, type Node, type SubtreeHash } from './merkle.js';
 
 /** Serialises appenders (pg_advisory_xact_lock): arbitrary and fixed. */
 const APPEND_LOCK = 9_162_001;
@@ -99,10 +99,9 @@ export async function appendEntries(tx: TransactionSql, entries: readonly NewEnt
   }
   await tx`SELECT pg_advisory_xact_lock(${APPEND_LOCK})`;
   const size = await treeSize(tx);
-  const frontier = await subtrees(tx, piecesOf(0, size));
   const texts = entries.map((e) => canonicalJson(e.entry));
   const leaves = texts.map((t) => leafHash(t));
-  const { nodes, root } = appendLeaves(size, piecesOf(0, size).map((p) => frontier(p.level, p.index)), leaves);
+  const { nodes, root } = appendLeaves(size, await subtrees(tx, rootNodes(size)), leaves);
 
   const rows = entries.map((e, i) => ({ leaf_index: size + i, entry_id: e.id, kind: e.kind, entry: texts[i]!, leaf_hash: leaves[i]! }));
   for (const batch of batchesUnder(rows, (r) => Object.values(r))) await tx`INSERT INTO transparency_entries ${tx(batch)}`;

@@ -58,10 +58,7 @@ function checkSize(name: string, n: number, min: number): void {
   if (!Number.isSafeInteger(n) || n < min) throw new RangeError(`${name} must be an integer >= ${min}, got ${n}`);
 }
 
-/**
- * The complete, aligned subtrees that make up a range, largest (leftmost) first: one per set bit
- * of its length. For [0, n) these are the tree's frontier, the only nodes an append can extend.
- */
+/** The complete, aligned subtrees that make up a range, largest (leftmost) first: one per set bit of its length. */
 export function piecesOf(start: number, end: number): Node[] {
   const pieces: Node[] = [];
   let at = start;
@@ -140,8 +137,8 @@ function nodesOf(ranges: readonly Range[]): Node[] {
   return [...seen.values()];
 }
 
-/** The nodes rootAt(size) reads. */
-export const rootNodes = (size: number): Node[] => (size === 0 ? [] : piecesOf(0, size));
+/** The nodes rootAt(size) reads: the tree's frontier, the only subtrees an append can extend. */
+export const rootNodes = (size: number): Node[] => piecesOf(0, size);
 
 /** The nodes inclusionProof(index, size) reads. */
 export function inclusionNodes(index: number, size: number): Node[] {
@@ -185,13 +182,11 @@ export interface StoredNode extends Node {
 }
 
 /**
- * Appends leaves to a tree of `size` leaves whose frontier (piecesOf(0, size), in that order) has
- * the given hashes: every subtree the new leaves complete, and the root after them.
+ * Appends leaves to the tree of `size` leaves: every subtree they complete, and the root after
+ * them. `subtree` gives the old tree's hashes; only its frontier (rootNodes(size)) is read.
  */
-export function appendLeaves(size: number, frontier: readonly Hash[], leaves: readonly Hash[]): { nodes: StoredNode[]; root: Hash } {
-  const pieces = piecesOf(0, size);
-  if (frontier.length !== pieces.length) throw new Error(`a tree of ${size} leaves has ${pieces.length} frontier nodes, got ${frontier.length}`);
-  const stack = pieces.map((p, i) => ({ level: p.level, hash: frontier[i]! }));
+export function appendLeaves(size: number, subtree: SubtreeHash, leaves: readonly Hash[]): { nodes: StoredNode[]; root: Hash } {
+  const stack = rootNodes(size).map((p) => ({ level: p.level, hash: subtree(p.level, p.index) }));
   const nodes: StoredNode[] = [];
   let n = size;
   for (const leaf of leaves) {

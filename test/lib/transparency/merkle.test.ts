@@ -178,8 +178,9 @@ describe('appending', () => {
     let batch = 1;
     while (size < N) {
       const count = Math.min(batch, N - size);
-      const frontier = piecesOf(0, size).map((p) => (p.level === 0 ? leafHash(entries[p.index]!) : stored.get(`${p.level}:${p.index}`)!));
-      const { nodes, root } = appendLeaves(size, frontier, entries.slice(size, size + count).map((e) => leafHash(e)));
+      // the old tree as a store holds it: leaf hashes and the subtrees completed so far
+      const subtree = (level: number, index: number) => (level === 0 ? leafHash(entries[index]!) : stored.get(`${level}:${index}`)!);
+      const { nodes, root } = appendLeaves(size, subtree, entries.slice(size, size + count).map((e) => leafHash(e)));
       for (const node of nodes) {
         const key = `${node.level}:${node.index}`;
         expect(stored.has(key), `${key} completed twice`).toBe(false);
