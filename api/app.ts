@@ -9,10 +9,11 @@ import { bodyError } from './middleware/errors.js';
 import { mountOpenApi } from './routes/openapi.js';
 import { memoisedRouting } from './routing.js';
 import { operations, routeModules } from './routes/index.js';
+import * as transparency from './routes/transparency.js';
 import { serveWeb } from './web.js';
 
-// the web pages' public endpoints have a per-address limit of their own (api/public-limit.ts)
-const PUBLIC_WEB = ['/v1/board', '/v1/board/stream', '/v1/status/public'];
+// the web pages' public endpoints and the transparency log's have a per-address limit of their own (api/public-limit.ts)
+const PUBLIC_WEB = ['/v1/board', '/v1/board/stream', '/v1/status/public', ...transparency.operations.map((op) => op.path)];
 const NO_KEY = new Set(['/v1/health', '/v1/auth/free-key', '/v1/openapi.json', '/v1/certificates/keys', '/v1/methodology', ...PUBLIC_WEB]);
 const NOT_LIMITED = new Set(['/v1/health', ...PUBLIC_WEB]);
 

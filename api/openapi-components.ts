@@ -122,6 +122,7 @@ export const TAGS: Readonly<Record<string, string>> = {
   health: 'Service health.',
   certificates: 'Signed certificates of published rates, and the public key that verifies them.',
   board: 'The public rate board behind the web pages.',
+  transparency: 'The append-only transparency log of every certificate, fixing and restatement (RFC 9162): signed tree heads, inclusion and consistency proofs.',
 };
 
 /** The licence of the API and this document: proprietary until terms are published (docs/decisions.md). */

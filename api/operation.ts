@@ -11,6 +11,8 @@ export interface Operation {
   /** Koa path, e.g. /v1/certificates/:pair */
   readonly path: string;
   readonly summary: string;
+  /** More than the summary says, for the OpenAPI document (what the key and limit rules add follows it). */
+  readonly description?: string;
   /** Lowest tier allowed; null = no API key needed. */
   readonly tier: Tier | null;
   readonly query?: ObjectSchema;

@@ -1,8 +1,9 @@
-// The limit of the public web endpoints (GET /v1/board, /v1/board/stream, /v1/status/public):
-// PER_MINUTE requests per client address, and no monthly quota. They are answered from caches and
-// cost next to nothing; counting them against the address's anonymous budget (the free tier's
-// 10 a minute and 5,000 a month) would let one status page left open for a few days lock its
-// office out of free-key issuance. Counted in memory and, with REDIS_URL, in Redis (the larger
+// The limit of the public web endpoints (GET /v1/board, /v1/board/stream, /v1/status/public) and
+// of the transparency log's (GET /v1/transparency/...): PER_MINUTE requests per client address, and
+// no monthly quota. They are answered from caches or a few indexed reads and cost next to nothing;
+// counting them against the address's anonymous budget (the free tier's 10 a minute and 5,000 a
+// month) would let one status page left open for a few days, or a monitor checking each new head,
+// lock its office out of free-key issuance. Counted in memory and, with REDIS_URL, in Redis (the larger
 // count decides, as in api/limits/limiter.ts).
 import type { Redis } from 'ioredis';
 import type { AppContext } from './context.js';
@@ -43,7 +44,7 @@ export class PublicLimit {
       RateLimit: `"public";r=${Math.max(0, PER_MINUTE - used)};t=${secondsLeft}`,
     };
     if (used > PER_MINUTE) {
-      throw new ApiError(429, 'rate_limit_exceeded', `At most ${PER_MINUTE} requests a minute per address to the public pages' endpoints; retry after ${secondsLeft} s.`, {
+      throw new ApiError(429, 'rate_limit_exceeded', `At most ${PER_MINUTE} requests a minute per address to the public endpoints; retry after ${secondsLeft} s.`, {
         ...headers,
         'Retry-After': String(secondsLeft),
       });

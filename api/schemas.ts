@@ -589,6 +589,70 @@ export const CERTIFICATE_KEYS_RESPONSE = {
   },
 } as const;
 
+// ---- The transparency log (RFC 9162): hashes are SHA-256, lowercase hex ----
+
+const HASH = { type: 'string', pattern: '^[0-9a-f]{64}$' } as const;
+const TREE_SIZE = { type: 'integer', minimum: 0 } as const;
+
+export const TRANSPARENCY_HEAD_RESPONSE = {
+  type: 'object',
+  required: ['tree_size', 'root_hash', 'timestamp', 'signature', 'key_id', 'algorithm', 'signed_payload'],
+  additionalProperties: false,
+  properties: {
+    tree_size: { ...TREE_SIZE, description: 'leaves in the tree this head signs' },
+    root_hash: { ...HASH, description: "the tree's root, MTH (RFC 9162 section 2.1.1)" },
+    timestamp: TIMESTAMP,
+    signature: { type: 'string', description: 'Ed25519 signature of signed_payload, base64; the key is at GET /v1/certificates/keys' },
+    key_id: STR,
+    algorithm: { const: 'Ed25519' },
+    signed_payload: { type: 'string', description: 'the exact text signed: canonical JSON (keys sorted, no spaces) of root_hash, timestamp and tree_size' },
+  },
+} as const;
+
+export const TRANSPARENCY_HEADS_RESPONSE = {
+  type: 'object',
+  required: ['date', 'count', 'heads'],
+  additionalProperties: false,
+  properties: {
+    date: DAY,
+    count: INT,
+    heads: {
+      type: 'array',
+      description: "oldest first: every head of the current UTC day; of an earlier day, only the day's last (kept for good)",
+      items: {
+        ...TRANSPARENCY_HEAD_RESPONSE,
+        required: [...TRANSPARENCY_HEAD_RESPONSE.required, 'kept'],
+        properties: { ...TRANSPARENCY_HEAD_RESPONSE.properties, kept: { type: 'boolean', description: "kept for good: the last head of a finished UTC day" } },
+      },
+    },
+  },
+} as const;
+
+export const TRANSPARENCY_INCLUSION_RESPONSE = {
+  type: 'object',
+  required: ['id', 'leaf_index', 'tree_size', 'entry', 'leaf_hash', 'audit_path'],
+  additionalProperties: false,
+  properties: {
+    id: STR,
+    leaf_index: { type: 'integer', minimum: 0 },
+    tree_size: { type: 'integer', minimum: 1 },
+    entry: { type: 'string', description: 'the entry as logged: canonical JSON text, the bytes hashed' },
+    leaf_hash: { ...HASH, description: 'SHA-256(0x00 || entry)' },
+    audit_path: { type: 'array', items: HASH, description: 'PATH(leaf_index, D[tree_size]), leaf side first (RFC 9162 section 2.1.3)' },
+  },
+} as const;
+
+export const TRANSPARENCY_CONSISTENCY_RESPONSE = {
+  type: 'object',
+  required: ['first', 'second', 'proof'],
+  additionalProperties: false,
+  properties: {
+    first: { type: 'integer', minimum: 1 },
+    second: { type: 'integer', minimum: 1 },
+    proof: { type: 'array', items: HASH, description: 'PROOF(first, D[second]) (RFC 9162 section 2.1.4); empty when first = second' },
+  },
+} as const;
+
 // The TypeScript types of the responses, derived from the schemas above: a handler that builds a
 // body the schema would refuse does not compile.
 export type LiveRate = FromSchema<typeof LIVE_RATE>;
@@ -613,6 +677,10 @@ export type FixingsResponse = FromSchema<typeof FIXINGS_RESPONSE>;
 export type FixingDayResponse = FromSchema<typeof FIXING_DAY_RESPONSE>;
 export type Restatement = FromSchema<typeof RESTATEMENT>;
 export type RestatementsResponse = FromSchema<typeof RESTATEMENTS_RESPONSE>;
+export type TransparencyHeadResponse = FromSchema<typeof TRANSPARENCY_HEAD_RESPONSE>;
+export type TransparencyHeadsResponse = FromSchema<typeof TRANSPARENCY_HEADS_RESPONSE>;
+export type TransparencyInclusionResponse = FromSchema<typeof TRANSPARENCY_INCLUSION_RESPONSE>;
+export type TransparencyConsistencyResponse = FromSchema<typeof TRANSPARENCY_CONSISTENCY_RESPONSE>;
 
 // ---- Web: the public board and status page, the account (dashboard), the live stream ----
 

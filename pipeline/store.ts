@@ -1,11 +1,10 @@
 // The writer: the only code that inserts trades and FX observations. Every statement is kept under
-// MAX_STATEMENT_BYTES of parameters, because one protocol message over ~64 KB kills the embedded
-// database (shared/embedded-timescaledb.md); a real server doesn't mind, and the same code runs.
+// MAX_STATEMENT_BYTES of parameters (lib/db/batches.ts).
 import type { TransactionSql } from 'postgres';
+import { batchesUnder } from '../lib/db/batches.js';
 import type { Sql } from '../lib/db/connect.js';
 
-export const MAX_STATEMENT_BYTES = 24_000;
-const PARAM_OVERHEAD_BYTES = 8; // length word + format code per parameter, with room to spare
+export { batchesUnder, MAX_STATEMENT_BYTES } from '../lib/db/batches.js';
 
 export interface TradeRow {
   readonly time: Date;
@@ -33,29 +32,6 @@ export interface InsertResult {
   readonly to: Date | null;
   /** The time of every new row (the collector counts those that arrived after settlement). */
   readonly times: readonly Date[];
-}
-
-/** Splits rows into batches whose parameters stay under maxBytes. */
-export function batchesUnder<T>(rows: readonly T[], params: (row: T) => unknown[], maxBytes = MAX_STATEMENT_BYTES): T[][] {
-  const batches: T[][] = [];
-  let batch: T[] = [];
-  let bytes = 0;
-  for (const row of rows) {
-    const size = params(row).reduce<number>(
-      (sum, v) => sum + PARAM_OVERHEAD_BYTES + (v instanceof Date ? 32 : Buffer.byteLength(String(v ?? ''))),
-      0,
-    );
-    if (size > maxBytes) throw new Error(`a single row needs ${size} bytes of parameters, over the ${maxBytes} limit`);
-    if (bytes + size > maxBytes && batch.length > 0) {
-      batches.push(batch);
-      batch = [];
-      bytes = 0;
-    }
-    batch.push(row);
-    bytes += size;
-  }
-  if (batch.length > 0) batches.push(batch);
-  return batches;
 }
 
 function tradeParams(t: TradeRow): unknown[] {

@@ -148,7 +148,7 @@ export function buildOpenApi(all: readonly Operation[], opts: OpenApiOptions): o
         operationId,
         tags: [tag],
         summary: op.summary,
-        description: `${keyText} ${limitText}`,
+        description: op.description ? `${op.description}\n\n${keyText} ${limitText}` : `${keyText} ${limitText}`,
         security: op.tier ? security : [],
         parameters: [...parameters(op.params, 'path'), ...parameters(op.query, 'query')],
         ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: op.body, ...withExamples(examples.requests[operationId]) } } } } : {}),

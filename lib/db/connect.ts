@@ -76,7 +76,7 @@ export function createPool(url: string, max: number, statementTimeoutMs = 0): Sq
   return postgres(url, {
     max,
     onnotice: () => {},
-    // numeric and bigint come back as exact strings; api/format.ts turns them into JSON numbers.
+    // numeric and bigint come back as exact strings; lib/format.ts turns them into JSON numbers.
     // jit off: our statements read a few thousand rows at most, and a server's JIT compiles any
     // plan whose estimated cost passes jit_above_cost, however few rows it reads: a 42-candle page
     // took 1.2 s, all of it LLVM (cost estimates inflated by enable_nestloop = off pass it always).

@@ -12,6 +12,7 @@ import type { Operation } from '../../api/operation.js';
 import { operationIdOf, type Example, type ExamplesFile } from '../../api/routes/openapi.js';
 import { operations } from '../../api/routes/index.js';
 import { tierLabel, type Tier } from '../../api/tiers.js';
+import { append, latestHead, publishHead, treeSize } from '../../lib/transparency/log.js';
 import { startTestApi, type TestApi } from './api.js';
 
 export const EXAMPLES_FILE = path.resolve(import.meta.dirname, '../../api/openapi-examples.json');
@@ -120,6 +121,19 @@ async function* callsFor(t: TestApi): AsyncGenerator<Call, void, Captured> {
     yield ok('getCertificatesPairTimestamp', 'example', 'enterprise', `/v1/certificates/BTCNGN/${encodeURIComponent(first.timestamp)}`);
     yield ok('getCertificatesPairTimestampBundle', 'example', 'enterprise', `/v1/certificates/BTCNGN/${encodeURIComponent(first.timestamp)}/bundle`);
   }
+
+  // the transparency log: the certificates issued above, logged, and a signed head
+  if ((await treeSize(t.db.sql)) === 0) {
+    const issued = await t.db.sql<{ body: string }[]>`SELECT body FROM certificates ORDER BY bucket, pair LIMIT 50`;
+    const certs = issued.map((r) => JSON.parse(r.body) as { certificate_id: string });
+    await append(t.db.sql, certs.map((c) => ({ id: c.certificate_id, kind: 'certificate' as const, entry: c })));
+  }
+  if (!(await latestHead(t.db.sql))) await publishHead(t.db.sql, (p) => ({ signature: t.api.deps.signer.ed25519(p), keyId: t.api.deps.signer.keyId }), new Date());
+  const head = (yield ok('getTransparencyHead', 'example', null, '/v1/transparency/head')).value as { tree_size: number };
+  yield ok('getTransparencyHeads', 'example', null, `/v1/transparency/heads?date=${day(0)}`);
+  const [logged] = await t.db.sql<{ entry_id: string }[]>`SELECT entry_id FROM transparency_entries WHERE leaf_index = ${Math.floor(head.tree_size / 2)}`;
+  yield ok('getTransparencyProofInclusion', 'example', null, `/v1/transparency/proof/inclusion?id=${encodeURIComponent(logged!.entry_id)}`);
+  yield ok('getTransparencyProofConsistency', 'example', null, `/v1/transparency/proof/consistency?first=${Math.ceil(head.tree_size / 3)}&second=${head.tree_size}`);
 
   // the account of one key, and its other keys
   if (opOf('getAccount')) {
