@@ -732,9 +732,16 @@ export const BOARD_RESPONSE = {
 
 export const PUBLIC_STATUS_RESPONSE = {
   type: 'object',
-  required: ['overall_status', 'timestamp', 'pairs', 'cycles', 'uptime', 'restatements'],
+  required: ['overall_status', 'timestamp', 'pairs', 'cycles', 'uptime', 'restatements', 'transparency'],
   additionalProperties: false,
   properties: {
+    transparency: {
+      type: ['object', 'null'],
+      description: "the transparency log's newest signed head (GET /v1/transparency/head has its signature); null before the first",
+      required: ['tree_size', 'root_hash', 'timestamp'],
+      additionalProperties: false,
+      properties: { tree_size: INT, root_hash: { type: 'string', pattern: '^[0-9a-f]{64}$' }, timestamp: TIMESTAMP },
+    },
     restatements: { type: 'array', description: 'restatements of the last 7 days, newest first (at most 20; GET /v1/restatements has them all)', items: RESTATEMENT },
     overall_status: { enum: ['healthy', 'degraded', 'outage'] },
     timestamp: TIMESTAMP,

@@ -63,18 +63,17 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
     }
     if (config.role !== 'api') {
       // loaded only here: an API-only process (ROLE=api) never loads ccxt and the venues (~100 MB)
-      const [{ Pipeline }, { venues }, { Certifier }] = await Promise.all([
+      const [{ Pipeline }, { venues }, { Certifier }, transparency] = await Promise.all([
         import('../pipeline/runner.js'),
         import('../pipeline/venues/index.js'),
         import('../pipeline/certify/issue.js'),
+        import('../pipeline/transparency.js'),
       ]);
-      const certifier = new Certifier(db.sql, {
-        signer,
-        issuerUrl: config.publicUrl,
-        market: config.market,
-        software: softwareIdentity(config.gitCommit),
-        parameters: parametersInForce(config.settleAfterSeconds),
-      });
+      const certifier = new Certifier(
+        db.sql,
+        { signer, issuerUrl: config.publicUrl, market: config.market, software: softwareIdentity(config.gitCommit), parameters: parametersInForce(config.settleAfterSeconds) },
+        transparency.logIssued,
+      );
       pipeline = new Pipeline({
         config,
         log,
@@ -89,6 +88,8 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
           },
           fix: (pair, slot) => certifier.fix(pair, slot),
         },
+        onRestated: transparency.logRestatement,
+        onPublished: (now) => transparency.signHead(db.sql, signer, now),
         // the embedded database has no job scheduler: the pipeline runs compression and retention
         runStorageJobs: db.kind === 'embedded',
         // a server takes COPY; the embedded database's socket does not

@@ -35,6 +35,8 @@ export interface PublisherOptions {
   readonly certifier?: Certifier;
   /** Recorded with each restatement, in its transaction (the transparency log). */
   readonly onRestated?: OnRestated;
+  /** After everything of a publish is recorded: the transparency log's signed head. */
+  readonly onPublished?: (now: Date) => Promise<unknown>;
   /** Called after every publish (and FX cycle). */
   readonly onCycle?: () => Promise<void>;
   /** Run compression and retention in this process (a database without a job scheduler). */
@@ -165,6 +167,7 @@ export class Publisher {
         for (const r of restated) log.warn({ pair: r.pair, subject: r.subject, time: r.time, previous: r.previous, restated: r.restated, change_pct: r.changePct, late_trades: r.lateTrades }, 'restated: late trades moved a settled value beyond the threshold');
       }
     }
+    if (this.o.onPublished) await step('transparency', () => this.o.onPublished!(now));
     if (this.o.now() - this.storageJobsAt > HOUR_MS) {
       this.storageJobsAt = this.o.now();
       await step('storage', async () => {

@@ -31,6 +31,8 @@ export interface PipelineOptions {
   readonly certifier?: Certifier;
   /** Recorded with each restatement, in its transaction (the transparency log). */
   readonly onRestated?: OnRestated;
+  /** After everything of a publish is recorded (the transparency log's signed head). */
+  readonly onPublished?: (now: Date) => Promise<unknown>;
   /** Run the trades hypertable's compression and retention jobs in this process (a database without a job scheduler). */
   readonly runStorageJobs?: boolean;
   /** Write trades with COPY (a database server; the embedded database cannot take it). */
@@ -66,6 +68,7 @@ export class Pipeline {
       tradesRetentionDays: o.config.tradesRetentionDays,
       certifier: o.certifier,
       onRestated: o.onRestated,
+      onPublished: o.onPublished,
       onCycle: o.onCycle,
       runStorageJobs: o.runStorageJobs ?? false,
       now: this.now,

@@ -13,6 +13,7 @@ import { BOARD_RESPONSE, PUBLIC_STATUS_RESPONSE, type BoardResponse, type Public
 import { lastEventId, missed, streamsOf } from '../sse.js';
 import { parseQuery } from '../validate.js';
 import { restatementsSince } from '../queries/fixings.js';
+import { latestHead } from '../../lib/transparency/log.js';
 import { presentRestatement } from './restatements.js';
 import { thresholdsFor } from '../../lib/methodology/parameters.js';
 import { FRESH_SECONDS } from '../../lib/methodology/rules.js';
@@ -144,6 +145,7 @@ async function statusBody(deps: AppDeps): Promise<PublicStatusResponse> {
     if (failing.length) anyFailing = true;
     pairs[pair] = { last_update: entry ? timestamp(entry.time) : null, age_seconds: age, fresh: isFresh, sources_active: active, sources_failing: failing };
   }
+  const head = await latestHead(deps.sql);
   const restated = await restatementsSince(deps.sql, new Date(now - 7 * 86_400_000), null, RECENT_RESTATEMENTS);
   const share = (up: number, slots: number) => (slots > 0 ? Math.round((up / slots) * 100_000) / 100_000 : null);
   return {
@@ -164,6 +166,7 @@ async function statusBody(deps: AppDeps): Promise<PublicStatusResponse> {
     }),
     uptime: { h24: share(uptime?.up_24h ?? 0, uptime?.slots_24h ?? 0), d7: share(uptime?.up_7d ?? 0, uptime?.slots_7d ?? 0) },
     restatements: restated.map(presentRestatement),
+    transparency: head ? { tree_size: head.treeSize, root_hash: head.rootHash, timestamp: head.timestamp } : null,
   };
 }
 

@@ -2,6 +2,7 @@
 // settle (and are certified) from luno alone; when quidax comes back, its trades arrive late. In
 // one bucket they move the settled candle by 0.19% (below the 0.20% threshold: counted, not
 // restated), in the other by 0.21% (restated). Each is visible where the methodology says.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +11,7 @@ import type { Pipeline } from '../../pipeline/runner.js';
 import { openStream, type SseReader } from '../api/sse-client.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { SimWorld } from '../support/pipeline.js';
+import { rfcLeafHash, rfcVerifyInclusion } from '../support/rfc9162.js';
 
 const MIN = 60_000;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-restatements-'));
@@ -35,6 +37,20 @@ function writeReplay(): void {
   fs.writeFileSync(file, `${lines.join('\n')}\n`);
 }
 writeReplay();
+
+
+/** Whether the log holds `id` under its newest signed head: the head verifies with the published key, the entry's audit path leads to the head's root. */
+async function inLog(api: TestApi, id: string): Promise<{ entry: Record<string, unknown> }> {
+  const head = (await api.get('/v1/transparency/head')).body;
+  const keys = (await api.get('/v1/certificates/keys')).body.keys as { key_id: string; public_key_pem: string }[];
+  const key = keys.find((k) => k.key_id === head.key_id)!;
+  expect(crypto.verify(null, Buffer.from(head.signed_payload), key.public_key_pem, Buffer.from(head.signature, 'base64')), 'head signature').toBe(true);
+  const res = await api.get(`/v1/transparency/proof/inclusion?id=${id}&tree_size=${head.tree_size}`);
+  expect(res.status, `${id} in the log`).toBe(200);
+  const path = (res.body.audit_path as string[]).map((h) => Buffer.from(h, 'hex'));
+  expect(rfcVerifyInclusion(res.body.leaf_index, head.tree_size, rfcLeafHash(res.body.entry), path, Buffer.from(head.root_hash, 'hex')), `${id} inclusion proof`).toBe(true);
+  return { entry: JSON.parse(res.body.entry) };
+}
 
 const w = new SimWorld({ seed: 1, start: T0, historyMs: 0, replay: file });
 let api: TestApi;
@@ -114,6 +130,14 @@ describe('restatements', () => {
     expect(JSON.parse(event!.data)).toMatchObject({ pair: 'BTCNGN', subject: 'candle_5m', change_pct: 0.21 });
     const status = await api.get('/v1/status/public');
     expect(status.body.restatements.some((r: { pair: string; change_pct: number }) => r.pair === 'BTCNGN' && r.change_pct === 0.21)).toBe(true);
+    expect(status.body.transparency.tree_size).toBe((await api.get('/v1/transparency/head')).body.tree_size);
+  });
+
+  it('are entered in the transparency log', async () => {
+    const res = await api.get('/v1/restatements?pair=BTCNGN&since=2026-11-21', api.keys.free);
+    const r = res.body.restatements.find((x: { subject: string }) => x.subject === 'candle_5m');
+    const { entry } = await inLog(api, `RST-${r.id}`);
+    expect(entry).toMatchObject({ kind: 'restatement', pair: 'BTCNGN', subject: 'candle_5m', time: r.time, original: String(P), restated: String(P * 1.0021), change_pct: '0.21' });
   });
 
   it('are kept for good: the database refuses to change or delete one', async () => {

@@ -11,6 +11,7 @@ import { refreshAggregates } from '../../lib/db/refresh.js';
 import { parametersInForce } from '../../lib/methodology/parameters.js';
 import { softwareIdentity } from '../../lib/software.js';
 import { Certifier } from '../../pipeline/certify/issue.js';
+import { logIssued } from '../../pipeline/transparency.js';
 import { connectRedis } from '../../api/redis.js';
 import { buildDeps, startApi, type RunningApi } from '../../api/server.js';
 import { recordSettlement, settlementAt } from '../../pipeline/settle.js';
@@ -120,7 +121,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
   if (!opts.db) {
     // what the pipeline does after a cycle: settle (by the lag: no venue has reported where it
     // stands) and certify the settled buckets, signed with this server's keys
-    const certifier = new Certifier(db.sql, { signer: deps.signer, issuerUrl: config.publicUrl, market: config.market, software: softwareIdentity(), parameters: parametersInForce(config.settleAfterSeconds) });
+    const certifier = new Certifier(db.sql, { signer: deps.signer, issuerUrl: config.publicUrl, market: config.market, software: softwareIdentity(), parameters: parametersInForce(config.settleAfterSeconds) }, logIssued);
     await recordSettlement(db.sql, await settlementAt(db.sql, new Date(), config.settleAfterSeconds), new Date(), certifier);
   }
   const api = await startApi(deps, '127.0.0.1', 0);

@@ -13,6 +13,7 @@ import { parametersInForce } from '../../lib/methodology/parameters.js';
 import { softwareIdentity } from '../../lib/software.js';
 import { Certifier } from '../../pipeline/certify/issue.js';
 import { Pipeline } from '../../pipeline/runner.js';
+import { logIssued, logRestatement, signHead } from '../../pipeline/transparency.js';
 import { startSimMarket, type SimMarket } from '../../sim/index.js';
 import { venues } from '../../pipeline/venues/index.js';
 import { openTestDatabase, testLog } from './db.js';
@@ -31,7 +32,7 @@ export interface SimPipelineOptions {
 export function certifyingSimPipeline(o: SimPipelineOptions): Pipeline {
   const config = loadConfig({ MARKET: 'simulated', SIM_URL: o.sim.url, AFRATES_VAR_DIR: o.dir, ...o.env });
   const signer = createSigner({ keyDir: path.join(o.dir, 'keys') });
-  const certifier = new Certifier(o.db.sql, { signer, issuerUrl: 'https://afrates.test', market: 'simulated', software: softwareIdentity(), parameters: parametersInForce(config.settleAfterSeconds), now: () => new Date(o.now()) });
+  const certifier = new Certifier(o.db.sql, { signer, issuerUrl: 'https://afrates.test', market: 'simulated', software: softwareIdentity(), parameters: parametersInForce(config.settleAfterSeconds), now: () => new Date(o.now()) }, logIssued);
   return new Pipeline({
     config,
     log: testLog,
@@ -43,6 +44,8 @@ export function certifyingSimPipeline(o: SimPipelineOptions): Pipeline {
     requestTimeoutMs: 400,
     retryDelaysMs: o.retryDelaysMs ?? [5],
     certifier,
+    onRestated: logRestatement,
+    onPublished: (now) => signHead(o.db.sql, signer, now),
   });
 }
 

@@ -12,6 +12,7 @@ interface PublicStatus {
   pairs: Record<string, { last_update: string | null; age_seconds: number | null; fresh: boolean; sources_active: string[]; sources_failing: string[] }>;
   cycles: { started_at: string; finished_at: string; duration_ms: number; ok: boolean; sources_ok: string[]; sources_failed: string[]; trades: number }[];
   uptime: { h24: number | null; d7: number | null };
+  transparency: { tree_size: number; root_hash: string; timestamp: string } | null;
   restatements: { pair: string; subject: string; time: string; previous: number; restated: number; change_pct: number; reason: { late_trades: { exchange: string; trades: number }[] }; restated_at: string }[];
 }
 
@@ -25,6 +26,12 @@ function render(s: PublicStatus): void {
     el('div', {}, el('dt', {}, 'Collector uptime, 24 hours'), el('dd', {}, fmt.percent(s.uptime.h24))),
     el('div', {}, el('dt', {}, 'Collector uptime, 7 days'), el('dd', {}, fmt.percent(s.uptime.d7))),
     el('div', {}, el('dt', {}, 'Checked'), el('dd', {}, fmt.when(s.timestamp))),
+    el(
+      'div',
+      { id: 'log-head' },
+      el('dt', {}, 'Transparency log'),
+      el('dd', {}, s.transparency ? `${fmt.count(s.transparency.tree_size)} entries, head signed ${fmt.when(s.transparency.timestamp)}, root ${s.transparency.root_hash.slice(0, 16)}…` : 'no signed head yet'),
+    ),
   );
   const pairs = el('tbody');
   for (const [pair, p] of Object.entries(s.pairs)) {

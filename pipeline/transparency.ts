@@ -1,0 +1,38 @@
+// What the pipeline writes into the transparency log (lib/transparency/): an entry for every
+// certificate, fixing and restatement, appended in the transaction that stores it, so none exists
+// without its entry; and a signed tree head after every publish (docs/methodology.md, section 16).
+import type { Sql, Tx } from '../lib/db/connect.js';
+import { timestamp } from '../lib/format.js';
+import type { CertificateSigner } from '../lib/signer.js';
+import { appendEntries, publishHead } from '../lib/transparency/log.js';
+import type { Issued } from './certify/issue.js';
+import type { Restatement } from './restate.js';
+
+/** A certificate's or fixing's entry: what it certifies, and the hashes that commit to the rest. */
+export async function logIssued(tx: Tx, issued: readonly Issued[]): Promise<void> {
+  await appendEntries(
+    tx,
+    issued.map((i) => ({
+      id: i.id,
+      kind: i.kind,
+      entry: { id: i.id, kind: i.kind, pair: i.pair, time: i.time, rate: i.rate, certificate_sha256: i.certificateSha256, bundle_sha256: i.bundleSha256 },
+    })),
+  );
+}
+
+/** A restatement's entry: the value restated, before and after, and why. */
+export async function logRestatement(tx: Tx, r: Restatement): Promise<void> {
+  const id = `RST-${r.id}`;
+  await appendEntries(tx, [
+    {
+      id,
+      kind: 'restatement',
+      entry: { id, kind: 'restatement', pair: r.pair, subject: r.subject, time: timestamp(r.time), ref: r.ref, original: r.original, previous: r.previous, restated: r.restated, change_pct: r.changePct, late_trades: r.lateTrades },
+    },
+  ]);
+}
+
+/** Signs the tree as it stands with the certificate key. */
+export function signHead(sql: Sql, signer: CertificateSigner, now: Date) {
+  return publishHead(sql, (payload) => ({ signature: signer.ed25519(payload), keyId: signer.keyId }), now);
+}
