@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { runner } from 'node-pg-migrate';
 import type { Logger } from '../log.js';
 import { PARAMETERS } from '../methodology/parameters.js';
-import { createPool } from './connect.js';
+import { createPool } from './pool.js';
 import { refreshAggregates, resetFrontiers } from './refresh.js';
 
 const SQL_OBJECTS_LOCK = 7_202_611; // arbitrary, fixed: the advisory lock of the repeatable layer

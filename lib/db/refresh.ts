@@ -12,7 +12,7 @@
 // insert), and the pass starts each aggregate at the earliest such request instead. TimescaleDB
 // itself only re-materialises the invalidated parts of a window, so a wide window costs little.
 import type postgres from 'postgres';
-import type { Sql } from './connect.js';
+import type { Sql } from './pool.js';
 
 const MS = { second: 1_000, minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
 /** Waits between attempts when a refresh of the same aggregate is running elsewhere (55P03). */

@@ -4,16 +4,7 @@
 // Body: {"data":{"currency":"USD","rates":{"NGN":"1530.12",...}}}: units per USD as decimal
 // strings. The body has no update time, so the response's Date header stands for it (else the
 // moment we received it).
-import {
-  FX_CURRENCIES,
-  FxSourceError,
-  getJson,
-  isRecord,
-  positiveRate,
-  type FxFetchOptions,
-  type FxObservation,
-  type FxRate,
-} from './common.js';
+import { FxSourceError, getJson, isRecord, observe, type FxFetchOptions, type FxObservation } from './common.js';
 
 export const COINBASE_ORIGIN = 'https://api.coinbase.com';
 
@@ -31,16 +22,5 @@ export async function fetchCoinbase(options: FxFetchOptions = {}): Promise<FxObs
   }
   const table = body.data.rates;
   if (!isRecord(table)) throw new FxSourceError(source, 'data.rates is not an object');
-  const rates: FxRate[] = [];
-  const missing: string[] = [];
-  for (const currency of options.currencies ?? FX_CURRENCIES) {
-    if (!(currency in table)) {
-      missing.push(currency);
-      continue;
-    }
-    rates.push({ currency, unitsPerUsd: positiveRate(source, currency, table[currency]), sourceUpdatedAt });
-  }
-  // one currency gone from the table must not cost the others: report it, keep the rest
-  if (rates.length === 0) throw new FxSourceError(source, `no rate for ${missing.join(', ')}`);
-  return { source, observedAt, rates, missing };
+  return observe(source, table, { currencies: options.currencies, sourceUpdatedAt, observedAt });
 }

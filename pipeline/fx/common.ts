@@ -84,6 +84,22 @@ export function positiveRate(source: FxSourceId, currency: string, raw: unknown)
   return n;
 }
 
+/**
+ * The observation of the requested currencies in a source's table of units per USD. One currency
+ * gone from the table must not cost the others: it is reported missing and the rest kept; with none
+ * left the source failed.
+ */
+export function observe(source: FxSourceId, table: Record<string, unknown>, o: { currencies?: readonly string[]; sourceUpdatedAt: Date; observedAt: Date }): FxObservation {
+  const rates: FxRate[] = [];
+  const missing: string[] = [];
+  for (const currency of o.currencies ?? FX_CURRENCIES) {
+    if (currency in table) rates.push({ currency, unitsPerUsd: positiveRate(source, currency, table[currency]), sourceUpdatedAt: o.sourceUpdatedAt });
+    else missing.push(currency);
+  }
+  if (rates.length === 0) throw new FxSourceError(source, `no rate for ${missing.join(', ')}`);
+  return { source, observedAt: o.observedAt, rates, missing };
+}
+
 export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -3,16 +3,7 @@
 // called too often; attribution required by its terms).
 // Body: {"result":"success","time_last_update_unix":..., "base_code":"USD","rates":{"NGN":1530.1,...}}
 // The rates are units per USD already; time_last_update_unix is the source's update time.
-import {
-  FX_CURRENCIES,
-  FxSourceError,
-  getJson,
-  isRecord,
-  positiveRate,
-  type FxFetchOptions,
-  type FxObservation,
-  type FxRate,
-} from './common.js';
+import { FxSourceError, getJson, isRecord, observe, type FxFetchOptions, type FxObservation } from './common.js';
 
 export const EXCHANGERATE_API_ORIGIN = 'https://open.er-api.com';
 
@@ -33,16 +24,5 @@ export async function fetchExchangeRateApi(options: FxFetchOptions = {}): Promis
   }
   const sourceUpdatedAt = new Date(updated * 1000);
   if (!isRecord(body.rates)) throw new FxSourceError(source, '"rates" is not an object');
-  const rates: FxRate[] = [];
-  const missing: string[] = [];
-  for (const currency of options.currencies ?? FX_CURRENCIES) {
-    if (!(currency in body.rates)) {
-      missing.push(currency);
-      continue;
-    }
-    rates.push({ currency, unitsPerUsd: positiveRate(source, currency, body.rates[currency]), sourceUpdatedAt });
-  }
-  // one currency gone from the table must not cost the others: report it, keep the rest
-  if (rates.length === 0) throw new FxSourceError(source, `no rate for ${missing.join(', ')}`);
-  return { source, observedAt, rates, missing };
+  return observe(source, body.rates, { currencies: options.currencies, sourceUpdatedAt, observedAt });
 }
