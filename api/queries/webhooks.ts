@@ -41,8 +41,8 @@ export interface EndpointSettings {
 export async function createEndpoint(sql: Sql, customerId: number, s: EndpointSettings, secret: { sealed: string; prefix: string }, max: number, now: Date): Promise<EndpointRow | null> {
   return sql.begin(async (tx) => {
     await tx`SELECT id FROM customers WHERE id = ${customerId} FOR UPDATE`;
-    const [{ count }] = (await tx<{ count: number }[]>`SELECT count(*)::int AS count FROM webhook_endpoints WHERE customer_id = ${customerId}`) as [{ count: number }];
-    if (count >= max) return null;
+    const [held] = await tx<{ count: number }[]>`SELECT count(*)::int AS count FROM webhook_endpoints WHERE customer_id = ${customerId}`;
+    if (held!.count >= max) return null;
     const [row] = await tx<EndpointRow[]>`
       INSERT INTO webhook_endpoints (customer_id, url, description, events, pairs, divergence_pct, stale_seconds, heartbeat_seconds, heartbeat_due_at, secret, secret_prefix, created_at, updated_at)
       VALUES (${customerId}, ${s.url}, ${s.description}, ${tx.json(s.events as never)}, ${s.pairs ? tx.json(s.pairs as never) : null}, ${s.divergencePct}, ${s.staleSeconds}, ${s.heartbeatSeconds},

@@ -14,6 +14,7 @@ import * as premium from './premium.js';
 import * as spread from './spread.js';
 import * as status from './status.js';
 import * as stream from './stream.js';
+import * as webhooks from './webhooks.js';
 
-export const routeModules: readonly RouteModule[] = [auth, live, historical, eod, spread, premium, indices, pairs, status, health, certificates, stream, account, board];
+export const routeModules: readonly RouteModule[] = [auth, live, historical, eod, spread, premium, indices, pairs, status, health, certificates, stream, account, webhooks, board];
 export const operations = routeModules.flatMap((m) => m.operations);
