@@ -128,7 +128,7 @@ function allowedEvents(events: readonly EventType[], tier: Tier): void {
 
 async function checkUrl(deps: AppDeps, url: string): Promise<void> {
   try {
-    await checkTarget(url, { allowPrivate: deps.config.webhooksAllowPrivate });
+    await checkTarget(url, { allowPrivate: deps.config.webhooksAllowPrivate, lookup: deps.webhookLookup });
   } catch (err) {
     if (err instanceof RefusedUrl) throw validationError(`body parameter 'url' ${err.message}`);
     throw err;

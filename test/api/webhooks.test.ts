@@ -14,6 +14,7 @@ import {
   ACCOUNT_WEBHOOKS_RESPONSE,
   ERROR,
 } from '../../api/schemas.js';
+import type { Lookup } from '../../lib/webhooks/addresses.js';
 import { emitEvent } from '../../lib/webhooks/events.js';
 import { createSecretBox } from '../../lib/webhooks/secrets.js';
 import { SIGNATURE_HEADER, verifySignature } from '../../lib/webhooks/signature.js';
@@ -27,6 +28,12 @@ let t: TestApi; // private addresses and http allowed (the receivers are local)
 let strict: TestApi; // the same database, as deployed: public https only
 let worker: WebhookWorker;
 let receiver: Receiver;
+/** The strict API's resolver: one public name, one public-looking name that points at loopback. */
+const resolver: Lookup = async (host) => {
+  const answers: Record<string, string> = { 'hooks.example.com': '93.184.215.14', 'hooks.customer.example': '127.0.0.1' };
+  if (!answers[host]) throw Object.assign(new Error(`no such host ${host}`), { code: 'ENOTFOUND' });
+  return [{ address: answers[host], family: 4 }];
+};
 
 const ajv = new Ajv({ strict: false, allErrors: true });
 const conforms = (schema: object, body: unknown) => {
@@ -44,7 +51,7 @@ const refused = (res: HttpResult, status: number, error: string, message: RegExp
 
 beforeAll(async () => {
   t = await startTestApi({ env: { WEBHOOKS_ALLOW_PRIVATE: '1', WEBHOOK_SECRET_KEY: SECRET_KEY } });
-  strict = await startTestApi({ db: t.db, env: { WEBHOOK_SECRET_KEY: SECRET_KEY } });
+  strict = await startTestApi({ db: t.db, env: { WEBHOOK_SECRET_KEY: SECRET_KEY }, webhookLookup: resolver });
   worker = new WebhookWorker({ sql: t.db.sql, log: testLog, secrets: createSecretBox({ keyHex: SECRET_KEY, keyDir: '/nonexistent' }), allowPrivate: true, timeoutMs: 2_000, pollMs: 50 });
   worker.start();
   receiver = await startReceiver();
@@ -86,13 +93,21 @@ describe('registering an endpoint', () => {
   it.each([
     [{ url: 'http://hooks.example.com/x', events: ['heartbeat'] }, /'url' must start with https:\/\//],
     [{ url: 'https://127.0.0.1/x', events: ['heartbeat'] }, /127\.0\.0\.1, a loopback address/],
-    [{ url: 'https://localhost:8443/x', events: ['heartbeat'] }, /localhost resolves to .*loopback/],
+    [{ url: 'https://hooks.customer.example/x', events: ['heartbeat'] }, /hooks\.customer\.example resolves to 127\.0\.0\.1, a loopback address/],
+    [{ url: 'https://nowhere.example/x', events: ['heartbeat'] }, /nowhere\.example could not be resolved \(ENOTFOUND\)/],
     [{ url: 'https://169.254.169.254/latest/meta-data/', events: ['heartbeat'] }, /link-local/],
     [{ url: 'https://10.0.0.5/x', events: ['heartbeat'] }, /private address/],
     [{ url: 'https://[::1]/x', events: ['heartbeat'] }, /loopback/],
     [{ url: 'https://100.100.100.200/x', events: ['heartbeat'] }, /carrier-grade NAT/],
   ])('refuses %j: 400 in the contract shape', async (body, message) => {
     refused(await send(strict, 'POST', '/v1/account/webhooks', await strict.key('enterprise'), body), 400, 'validation_error', message);
+  });
+
+  it('accepts an https URL whose host resolves to public addresses', async () => {
+    const key = await strict.key('enterprise');
+    const res = await send(strict, 'POST', '/v1/account/webhooks', key, { url: 'https://hooks.example.com/afrates', events: ['fixing.published'] });
+    expect(res.status).toBe(201);
+    expect((await send(strict, 'DELETE', `/v1/account/webhooks/${res.body.endpoint.id}`, key)).status).toBe(200);
   });
 
   it.each([
@@ -190,7 +205,9 @@ describe('an endpoint', () => {
     try {
       const res = await send(t, 'POST', `/v1/account/webhooks/${id}`, key, { url: dead.url });
       expect(res.status).toBe(200);
-      // the worker on a clock that has seen the endpoint fail from now to 24 hours on
+      // the worker on a clock that has seen the endpoint fail from now to 24 hours on (the
+      // service's own worker paused meanwhile: it would take these deliveries on today's clock)
+      await worker.stop();
       const t0 = Date.now();
       let clock = t0;
       const late = new WebhookWorker({ sql: t.db.sql, log: testLog, secrets: createSecretBox({ keyHex: SECRET_KEY, keyDir: '/nonexistent' }), allowPrivate: true, now: () => clock });
@@ -208,6 +225,7 @@ describe('an endpoint', () => {
       expect(enabled.body.endpoint).toMatchObject({ state: 'enabled', disabled_reason: null, failing_since: null });
       expect((await send(t, 'POST', `/v1/account/webhooks/${id}/test`, key)).status).toBe(202);
     } finally {
+      worker.start();
       await dead.close();
     }
   });
