@@ -11,6 +11,8 @@ import { issueCertificates } from '../api/certificates/issue.js';
 import { createSigner } from '../api/certificates/signer.js';
 import { LiveSnapshot } from '../api/live/snapshot.js';
 import { buildDeps, startApi, type RunningApi } from '../api/server.js';
+import { observePairs } from '../api/webhooks/observations.js';
+import { createSecretBox } from '../lib/webhooks/secrets.js';
 import type { Pipeline } from '../pipeline/runner.js';
 
 export interface Service {
@@ -61,13 +63,26 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
     }
     if (config.role !== 'api') {
       // loaded only here: an API-only process (ROLE=api) never loads ccxt and the venues (~100 MB)
-      const [{ Pipeline }, { venues }] = await Promise.all([import('../pipeline/runner.js'), import('../pipeline/venues/index.js')]);
+      const [{ Pipeline }, { venues }, { WebhookWorker }, { onPublished }] = await Promise.all([
+        import('../pipeline/runner.js'),
+        import('../pipeline/venues/index.js'),
+        import('../pipeline/webhooks/worker.js'),
+        import('../pipeline/webhooks/alerts.js'),
+      ]);
+      // webhook deliveries: a loop of their own, never inside a cycle or a request
+      const secrets = createSecretBox({ keyHex: config.webhookSecretKey, keyDir: path.join(config.varDir, 'keys') });
+      const webhooks = new WebhookWorker({ sql: db.sql, log, secrets, allowPrivate: config.webhooksAllowPrivate });
+      closers.push(['webhook deliveries', () => webhooks.stop()]);
+      webhooks.start();
       pipeline = new Pipeline({
         config,
         log,
         sql: db.sql,
         venues,
-        onCycle: () => snapshot.refresh(),
+        onCycle: async () => {
+          await snapshot.refresh();
+          await onPublished({ sql: db.sql, log, observe: () => observePairs(db.sql, snapshot), wake: () => webhooks.wake() });
+        },
         certify: async (ranges) => {
           const issued = await issueCertificates(db.sql, ranges, { signer, issuerUrl: config.publicUrl, market: config.market });
           if (issued > 0) log.info({ issued }, 'certificates issued for settled buckets');

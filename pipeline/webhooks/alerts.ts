@@ -3,6 +3,7 @@
 // webhook_alerts, and the resulting events written to the outbox. Writing rows is all it does:
 // delivery is the worker's (worker.ts), so no endpoint can slow a cycle down.
 import type { Sql } from '../../lib/db/connect.js';
+import type { Logger } from '../../lib/log.js';
 import { emitEvents, WEBHOOK_PLANS, type PlanTier } from '../../lib/webhooks/events.js';
 import type { PairObservation } from '../../lib/webhooks/observation.js';
 import { ALERT_KINDS, alertKey, evaluate, type Alert, type AlertKind, type EndpointRule } from './detect.js';
@@ -80,4 +81,29 @@ export async function detectAlerts(sql: Sql, observations: readonly PairObservat
     await emitEvents(tx as unknown as Sql, events);
   });
   return events.length;
+}
+
+export interface PublishedHook {
+  readonly sql: Sql;
+  readonly log: Logger;
+  /** This cycle's observations (bin/service.ts: api/webhooks/observations.ts over the live snapshot). */
+  readonly observe: () => Promise<readonly PairObservation[]>;
+  /** Told when events were written, so they go out at once rather than at its next poll. */
+  readonly wake?: () => void;
+}
+
+/**
+ * What the pipeline runs after each cycle (through its onCycle): the alerts of the cycle written to
+ * the outbox. A failure is logged, never thrown: a cycle never fails for webhooks.
+ */
+export async function onPublished(o: PublishedHook): Promise<void> {
+  try {
+    const events = await detectAlerts(o.sql, await o.observe());
+    if (events > 0) {
+      o.log.info({ events }, 'webhook alerts written');
+      o.wake?.();
+    }
+  } catch (err) {
+    o.log.error({ err }, 'webhook alerts not detected this cycle; the next cycle tries again');
+  }
 }

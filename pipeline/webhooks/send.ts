@@ -8,6 +8,8 @@ import type { LookupFunction } from 'node:net';
 import { checkTarget, RefusedUrl, type GuardOptions } from '../../lib/webhooks/addresses.js';
 
 export interface Outcome {
+  /** dropped because the process is stopping: not an answer of the endpoint's */
+  readonly aborted?: true;
   /** the HTTP status answered; null: no answer */
   readonly status: number | null;
   /** why it failed; null: delivered (2xx) */
@@ -17,6 +19,8 @@ export interface Outcome {
 
 export interface SendOptions extends GuardOptions {
   readonly timeoutMs: number;
+  /** Aborted: the request is dropped at once and the outcome says `aborted` (the process is stopping). */
+  readonly signal?: AbortSignal;
 }
 
 const USER_AGENT = 'afrates-webhooks/1.0 (+https://afrates.io/docs)';
@@ -82,6 +86,13 @@ export async function send(url: string, body: string, headers: Readonly<Record<s
       err.code = 'TIMEOUT';
       req.destroy(err);
     }, opts.timeoutMs);
+    const abort = () => {
+      finish({ ...done(null, 'the sending process stopped'), aborted: true });
+      req.destroy();
+    };
+    if (opts.signal?.aborted) return abort();
+    opts.signal?.addEventListener('abort', abort, { once: true });
+    req.on('close', () => opts.signal?.removeEventListener('abort', abort));
     req.on('error', (err: NodeJS.ErrnoException) => finish(done(null, describe(err, opts.timeoutMs))));
     req.end(body);
   });

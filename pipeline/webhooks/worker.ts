@@ -93,6 +93,8 @@ export class WebhookWorker {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private housekeptAt = 0;
+  /** Aborts the deliveries under way when stopping (their leases run out and they are made again). */
+  private stopping = new AbortController();
 
   constructor(private readonly o: WorkerOptions) {
     this.now = o.now ?? Date.now;
@@ -102,6 +104,7 @@ export class WebhookWorker {
 
   start(): void {
     this.stopped = false;
+    if (this.stopping.signal.aborted) this.stopping = new AbortController();
     this.timer = setInterval(() => this.wake(), this.o.pollMs ?? 1_000);
     this.timer.unref();
     this.wake();
@@ -112,10 +115,14 @@ export class WebhookWorker {
     void this.pass().catch((err: unknown) => this.o.log.error({ err }, 'webhook pass failed; the next one retries'));
   }
 
-  /** Stops looking for work and waits for the deliveries under way (each ends within its time limit). */
+  /**
+   * Stops looking for work, drops the deliveries under way (made again once their leases run out, by
+   * this process or the next: at least once) and waits for what is done to be recorded.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    this.stopping.abort();
     await this.idle();
   }
 
@@ -259,12 +266,12 @@ export class WebhookWorker {
           [EVENT_ID_HEADER]: row.event_id,
           [EVENT_TYPE_HEADER]: row.type,
         };
-        outcome = await send(row.url, body, headers, { allowPrivate: this.o.allowPrivate, lookup: this.o.lookup, timeoutMs: this.timeoutMs });
+        outcome = await send(row.url, body, headers, { allowPrivate: this.o.allowPrivate, lookup: this.o.lookup, timeoutMs: this.timeoutMs, signal: this.stopping.signal });
       } catch (err) {
         this.o.log.error({ err, endpoint: endpointId, delivery: Number(row.id) }, 'webhook delivery failed unexpectedly');
         outcome = { status: null, error: 'internal error while sending; it will be retried', durationMs: 0 };
       }
-      this.results.push({ deliveryId: Number(row.id), endpointId, eventAt: row.created_at, attempt: row.attempts + 1, at, outcome });
+      if (!outcome.aborted) this.results.push({ deliveryId: Number(row.id), endpointId, eventAt: row.created_at, attempt: row.attempts + 1, at, outcome });
     })();
     this.inFlight.set(endpointId, work);
     void work.finally(() => {
