@@ -23,6 +23,8 @@ export interface SendOptions extends GuardOptions {
   readonly signal?: AbortSignal;
 }
 
+/** Errors are recorded with each attempt and shown to the customer: at most this long. */
+const MAX_ERROR = 300;
 const USER_AGENT = 'afrates-webhooks/1.0 (+https://afrates.io/docs)';
 
 /** Why a connection failed, in words a customer can act on. */
@@ -45,7 +47,7 @@ function describe(err: NodeJS.ErrnoException, timeoutMs: number): string {
 
 export async function send(url: string, body: string, headers: Readonly<Record<string, string>>, opts: SendOptions): Promise<Outcome> {
   const started = performance.now();
-  const done = (status: number | null, error: string | null): Outcome => ({ status, error, durationMs: Math.round(performance.now() - started) });
+  const done = (status: number | null, error: string | null): Outcome => ({ status, error: error?.slice(0, MAX_ERROR) ?? null, durationMs: Math.round(performance.now() - started) });
   let target;
   try {
     target = await checkTarget(url, opts);

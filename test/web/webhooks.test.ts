@@ -105,7 +105,7 @@ describe('the webhooks section of the dashboard', () => {
   });
 
   it('shows an endpoint that failed every delivery for a day as disabled, with the reason, and enables it again', async () => {
-    const [{ id }] = (await rows()) as [{ id: string }];
+    const id = (await rows())[0]!.id!;
     const dead = await startReceiver(() => 500);
     await worker.stop(); // its deliveries are on today's clock; these are on a clock moved a day on
     try {

@@ -144,7 +144,7 @@ describe('a delivery', () => {
     const dying = first.runOnce(); // never finishes while the receiver holds it: as good as dead
     await r.waitFor(1);
 
-    const next = worker({ now: () => Date.now() + 31_000 + 60_000 }); // past the lease
+    const next = worker({ now: () => Date.now() + 3_600_000 }); // an hour on: past the lease
     await next.runOnce();
     expect(r.received.map((x) => x.id)).toEqual([id, id]);
     expect((await deliveryOf(ep.id)).state).toBe('delivered');
