@@ -382,6 +382,7 @@ export class WebhookWorker {
         INSERT INTO webhook_attempts (delivery_id, attempt, at, duration_ms, status, error)
         SELECT delivery_id, attempt, at, duration_ms, status, error
         FROM jsonb_to_recordset(${sql.json(attempts as never)}) AS r(delivery_id bigint, attempt integer, at timestamptz, duration_ms integer, status integer, error text)
+        WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = r.delivery_id) -- its endpoint may have been deleted meanwhile
         ON CONFLICT (delivery_id, attempt) DO NOTHING
       ), deliveries AS (
         UPDATE webhook_deliveries d SET state = r.state, attempts = r.attempts, next_attempt_at = r.next_attempt_at, finished_at = r.finished_at

@@ -4,6 +4,7 @@
 // by the next; an endpoint failing for 24 hours is disabled, saying why (clock injected); a name
 // resolving to a loopback address at delivery time is refused without a connection; and a receiver
 // that holds its request open delays neither another endpoint nor the next cycle.
+import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../../lib/db/connect.js';
 import type { Lookup } from '../../../lib/webhooks/addresses.js';
@@ -150,6 +151,26 @@ describe('a delivery', () => {
     expect((await deliveryOf(ep.id)).state).toBe('delivered');
     r.release();
     await dying;
+  });
+  it('to an endpoint deleted while it was under way is dropped without an error, and the results beside it are recorded', async () => {
+    const slow = await receiver(() => 'hang');
+    const other = await receiver(() => 'hang');
+    const gone = await addEndpoint(db.sql, box, customer, { url: slow.url, events: ['restatement'] });
+    const kept = await addEndpoint(db.sql, box, customer, { url: other.url, events: ['restatement'] });
+    await emitEvent(db.sql, { type: 'restatement', data: {} });
+    const errors: string[] = [];
+    const log = pino({ level: 'error' }, { write: (line: string) => void errors.push(line) });
+    const pass = worker({ timeoutMs: 30_000, log }).runOnce();
+    await Promise.all([slow.waitFor(1), other.waitFor(1)]);
+    await db.sql`DELETE FROM webhook_endpoints WHERE id = ${gone.id}`;
+    slow.release();
+    other.release(500);
+    await pass;
+    expect(errors).toEqual([]);
+    const d = await deliveryOf(kept.id);
+    expect(d).toMatchObject({ state: 'pending', attempts: 1 });
+    expect((await attemptsOf(d.id)).map((a) => a.status)).toEqual([500]);
+    expect((await endpointState(kept.id)).failing_since).not.toBeNull();
   });
 });
 
