@@ -186,7 +186,9 @@ const REBOUND_LOOKUP: Lookup = async () => [{ address: '10.0.0.7', family: 4 }];
 async function deliverOnce(t: TestApi): Promise<void> {
   const { config } = t.api.deps;
   const secrets = createSecretBox({ keyHex: config.webhookSecretKey, keyDir: path.join(config.varDir, 'keys') });
-  await new WebhookWorker({ sql: t.db.sql, log: testLog, secrets, allowPrivate: false, lookup: REBOUND_LOOKUP }).runOnce();
+  const worker = new WebhookWorker({ sql: t.db.sql, log: testLog, secrets, allowPrivate: false, lookup: REBOUND_LOOKUP });
+  await worker.runOnce();
+  await worker.stop();
 }
 
 // operationIds with a success captured so far, for the derived calls at the end
