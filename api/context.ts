@@ -12,6 +12,7 @@ import type { LiveJsonCache } from './live/cache.js';
 import type { RequestMetrics } from './middleware/metrics.js';
 import type { CertificateSigner } from '../lib/signer.js';
 import type { Redis } from 'ioredis';
+import type { Lookup } from '../lib/webhooks/addresses.js';
 
 /** Who is calling: a key's owner, or a marketplace gateway user. */
 export interface Customer {
@@ -50,6 +51,8 @@ export interface AppDeps {
   readonly startedAt: Date;
   /** The public pairs, by identifier (loaded from the pairs table at start). */
   readonly pairs: ReadonlyMap<string, PairInfo>;
+  /** How webhook URLs' hosts are resolved when registered (default: the system's resolver; tests inject one). */
+  readonly webhookLookup?: Lookup;
 }
 
 export type AppContext = Koa.ParameterizedContext<AppState, Router.RouterParamContext<AppState>>;

@@ -2,6 +2,7 @@
 // tests validate real responses against them, and the handlers' types are derived from them (end
 // of file). Request schemas live beside their routes.
 import type { FromSchema } from 'json-schema-to-ts';
+import { EVENT_TYPES } from '../lib/webhooks/events.js';
 
 export const TIMESTAMP = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,6})?\\+00:00$' } as const;
 export const DAY = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' } as const;
@@ -894,3 +895,129 @@ export type AccountKeysResponse = FromSchema<typeof ACCOUNT_KEYS_RESPONSE>;
 export type AccountNewKeyResponse = FromSchema<typeof ACCOUNT_NEW_KEY_RESPONSE>;
 export type AccountRevokedKeyResponse = FromSchema<typeof ACCOUNT_REVOKED_KEY_RESPONSE>;
 export type StreamEvent = FromSchema<typeof STREAM_EVENT>;
+
+// ---- Webhooks (api/routes/webhooks.ts) ----
+
+const WEBHOOK_EVENT_TYPE = { enum: EVENT_TYPES } as const;
+
+const WEBHOOK_ENDPOINT = {
+  type: 'object',
+  required: ['id', 'url', 'description', 'events', 'pairs', 'divergence_pct', 'stale_seconds', 'heartbeat_seconds', 'secret_prefix', 'previous_secret_expires_at', 'state', 'disabled_reason', 'disabled_at', 'failing_since', 'created_at', 'updated_at'],
+  additionalProperties: false,
+  properties: {
+    id: INT,
+    url: STR,
+    description: { type: ['string', 'null'] },
+    events: { type: 'array', items: WEBHOOK_EVENT_TYPE },
+    pairs: { anyOf: [{ type: 'array', items: STR }, { type: 'null' }], description: 'the pairs its pair events are limited to; null: every pair' },
+    divergence_pct: { ...NUM, description: 'pair.divergence starts when |divergence from the synthetic price| exceeds this, in percent' },
+    stale_seconds: { ...INT, description: 'pair.stale starts when the newest data behind a rate is older than this' },
+    heartbeat_seconds: { ...INT, description: 'a heartbeat event this often (when subscribed)' },
+    secret_prefix: { ...STR, description: 'the first characters of the signing secret (the secret itself is shown only at creation and rotation)' },
+    previous_secret_expires_at: { ...TIMESTAMP_OR_NULL, description: 'after a rotation: deliveries carry a signature with the previous secret too until then' },
+    state: { enum: ['enabled', 'disabled'] },
+    disabled_reason: { type: ['string', 'null'], description: 'why it is disabled (every delivery failed for 24 hours, or disabled by the account)' },
+    disabled_at: TIMESTAMP_OR_NULL,
+    failing_since: { ...TIMESTAMP_OR_NULL, description: 'the first failed attempt since the last delivered one; failing for 24 hours disables the endpoint' },
+    created_at: TIMESTAMP,
+    updated_at: TIMESTAMP,
+  },
+} as const;
+
+export const ACCOUNT_WEBHOOKS_RESPONSE = {
+  type: 'object',
+  required: ['endpoints', 'limits'],
+  additionalProperties: false,
+  properties: {
+    endpoints: { type: 'array', items: WEBHOOK_ENDPOINT },
+    limits: {
+      type: 'object',
+      required: ['endpoints', 'events'],
+      additionalProperties: false,
+      description: "what the account's tier allows",
+      properties: { endpoints: INT, events: { type: 'array', items: WEBHOOK_EVENT_TYPE } },
+    },
+  },
+} as const;
+
+export const ACCOUNT_WEBHOOK_RESPONSE = {
+  type: 'object',
+  required: ['endpoint'],
+  additionalProperties: false,
+  properties: { endpoint: WEBHOOK_ENDPOINT },
+} as const;
+
+export const ACCOUNT_WEBHOOK_SECRET_RESPONSE = {
+  type: 'object',
+  required: ['endpoint', 'secret', 'message'],
+  additionalProperties: false,
+  properties: {
+    endpoint: WEBHOOK_ENDPOINT,
+    secret: { type: 'string', pattern: '^whsec_[0-9A-Za-z_-]{32}$', description: 'the signing secret, shown this once' },
+    message: STR,
+  },
+} as const;
+
+export const ACCOUNT_WEBHOOK_TEST_RESPONSE = {
+  type: 'object',
+  required: ['event', 'message'],
+  additionalProperties: false,
+  properties: {
+    event: { type: 'object', required: ['id', 'type', 'created_at'], additionalProperties: false, properties: { id: STR, type: { const: 'test' }, created_at: TIMESTAMP } },
+    message: STR,
+  },
+} as const;
+
+export const ACCOUNT_WEBHOOK_DELIVERIES_RESPONSE = {
+  type: 'object',
+  required: ['deliveries'],
+  additionalProperties: false,
+  properties: {
+    deliveries: {
+      type: 'array',
+      description: 'the newest first',
+      items: {
+        type: 'object',
+        required: ['id', 'event', 'state', 'attempts', 'next_attempt_at', 'created_at', 'finished_at', 'attempt_log'],
+        additionalProperties: false,
+        properties: {
+          id: INT,
+          event: {
+            type: 'object',
+            required: ['id', 'type', 'pair', 'created_at'],
+            additionalProperties: false,
+            properties: { id: STR, type: STR, pair: { type: ['string', 'null'] }, created_at: TIMESTAMP },
+          },
+          state: { enum: ['pending', 'delivered', 'failed'], description: 'pending: being tried (retries with backoff for 24 hours after the event); failed: given up' },
+          attempts: INT,
+          next_attempt_at: TIMESTAMP_OR_NULL,
+          created_at: TIMESTAMP,
+          finished_at: TIMESTAMP_OR_NULL,
+          attempt_log: {
+            type: 'array',
+            description: 'the newest attempts first (at most 10)',
+            items: {
+              type: 'object',
+              required: ['attempt', 'at', 'duration_ms', 'status', 'error'],
+              additionalProperties: false,
+              properties: {
+                attempt: INT,
+                at: TIMESTAMP,
+                duration_ms: INT,
+                status: { type: ['integer', 'null'], description: 'the HTTP status answered; null: no answer' },
+                error: { type: ['string', 'null'], description: 'why it failed; null: delivered' },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+} as const;
+
+export type AccountWebhooksResponse = FromSchema<typeof ACCOUNT_WEBHOOKS_RESPONSE>;
+export type AccountWebhookResponse = FromSchema<typeof ACCOUNT_WEBHOOK_RESPONSE>;
+export type AccountWebhookSecretResponse = FromSchema<typeof ACCOUNT_WEBHOOK_SECRET_RESPONSE>;
+export type AccountWebhookTestResponse = FromSchema<typeof ACCOUNT_WEBHOOK_TEST_RESPONSE>;
+export type AccountWebhookDeliveriesResponse = FromSchema<typeof ACCOUNT_WEBHOOK_DELIVERIES_RESPONSE>;
+export type WebhookEndpoint = AccountWebhookResponse['endpoint'];

@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../lib/config.js';
 import type { Sql } from '../lib/db/connect.js';
 import type { Logger } from '../lib/log.js';
+import type { Lookup } from '../lib/webhooks/addresses.js';
 import { createApp } from './app.js';
 import { createSigner, registerSigningKey, type CertificateSigner } from '../lib/signer.js';
 import type { AppDeps, PairInfo } from './context.js';
@@ -26,7 +27,7 @@ export interface RunningApi {
 /** How long answers in flight get at shutdown before every connection is closed. */
 const SHUTDOWN_GRACE_MS = 5_000;
 
-export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { snapshot?: LiveSnapshot; signer?: CertificateSigner; redis?: Redis | null; namespace?: string; now?: () => number } = {}): Promise<AppDeps> {
+export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { snapshot?: LiveSnapshot; signer?: CertificateSigner; redis?: Redis | null; namespace?: string; now?: () => number; webhookLookup?: Lookup } = {}): Promise<AppDeps> {
   const redis = opts.redis !== undefined ? opts.redis : config.redisUrl ? connectRedis(config.redisUrl, log) : null;
   const pairs = await sql<PairInfo[]>`SELECT pair, base, quote FROM pairs WHERE visibility = 'public' ORDER BY pair`;
   const snapshot = opts.snapshot ?? new LiveSnapshot(sql, log);
@@ -45,6 +46,7 @@ export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { s
     liveJson: new LiveJsonCache(snapshot, signer),
     startedAt: new Date(),
     pairs: new Map(pairs.map((p) => [p.pair, p])),
+    webhookLookup: opts.webhookLookup,
   };
 }
 

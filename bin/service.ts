@@ -12,6 +12,8 @@ import { createSigner } from '../lib/signer.js';
 import { softwareIdentity } from '../lib/software.js';
 import { LiveSnapshot } from '../api/live/snapshot.js';
 import { buildDeps, startApi, type RunningApi } from '../api/server.js';
+import { observePairs } from '../api/webhooks/observations.js';
+import { createSecretBox } from '../lib/webhooks/secrets.js';
 import type { Pipeline } from '../pipeline/runner.js';
 
 export interface Service {
@@ -49,11 +51,11 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
   let pipeline: Pipeline | null = null;
   try {
     const signer = createSigner({ hmacSecret: config.certSecret, ed25519PrivateKeyPem: config.certEd25519Key, keyDir: path.join(config.varDir, 'keys') });
-    // the live snapshot serves the API alone: a pipeline-only process builds none
-    const snapshot = config.role !== 'pipeline' ? new LiveSnapshot(db.sql, log) : null;
-    if (snapshot) {
-      closers.push(['snapshot', () => snapshot.stop()]);
-      await snapshot.refresh();
+    // the live snapshot: what the API serves, and what the pipeline's webhook alerts watch
+    const snapshot = new LiveSnapshot(db.sql, log);
+    closers.push(['snapshot', () => snapshot.stop()]);
+    await snapshot.refresh();
+    if (config.role !== 'pipeline') {
       const deps = await buildDeps(config, log, db.sql, { snapshot, signer });
       closers.push(['redis', () => deps.redis?.disconnect()]);
       api = await startApi(deps);
@@ -63,23 +65,38 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
     }
     if (config.role !== 'api') {
       // loaded only here: an API-only process (ROLE=api) never loads ccxt and the venues (~100 MB)
-      const [{ Pipeline }, { venues }, { Certifier }, transparency] = await Promise.all([
+      const [{ Pipeline }, { venues }, { Certifier }, transparency, { WebhookWorker }, { onPublished }] = await Promise.all([
         import('../pipeline/runner.js'),
         import('../pipeline/venues/index.js'),
         import('../pipeline/certify/issue.js'),
         import('../pipeline/transparency.js'),
+        import('../pipeline/webhooks/worker.js'),
+        import('../pipeline/webhooks/alerts.js'),
       ]);
+      const { announceIssued, announceRestatement } = await import('../pipeline/webhooks/announce.js');
       const certifier = new Certifier(
         db.sql,
         { signer, issuerUrl: config.publicUrl, market: config.market, software: softwareIdentity(config.gitCommit), parameters: parametersInForce(config.settleAfterSeconds) },
-        transparency.logIssued,
+        // in the transaction that stores each: its transparency log entry and its webhook event
+        async (tx, issued) => {
+          await transparency.logIssued(tx, issued);
+          await announceIssued(tx, issued);
+        },
       );
+      // webhook deliveries: a loop of their own, never inside a cycle or a request
+      const secrets = createSecretBox({ keyHex: config.webhookSecretKey, keyDir: path.join(config.varDir, 'keys') });
+      const webhooks = new WebhookWorker({ sql: db.sql, log, secrets, allowPrivate: config.webhooksAllowPrivate });
+      closers.push(['webhook deliveries', () => webhooks.stop()]);
+      webhooks.start();
       pipeline = new Pipeline({
         config,
         log,
         sql: db.sql,
         venues,
-        onCycle: async () => snapshot?.refresh(),
+        onCycle: async () => {
+          await snapshot.refresh();
+          await onPublished({ sql: db.sql, log, observe: () => observePairs(db.sql, snapshot), wake: () => webhooks.wake() });
+        },
         certifier: {
           issue: async (ranges) => {
             const issued = await certifier.issue(ranges);
@@ -88,7 +105,10 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
           },
           fix: (pair, slot) => certifier.fix(pair, slot),
         },
-        onRestated: transparency.logRestatement,
+        onRestated: async (tx, r) => {
+          await transparency.logRestatement(tx, r);
+          await announceRestatement(tx, r);
+        },
         onPublished: (now) => transparency.signHead(db.sql, signer, now),
         // the embedded database has no job scheduler: the pipeline runs compression and retention
         runStorageJobs: db.kind === 'embedded',
@@ -100,7 +120,7 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
       const p = pipeline;
       closers.push(['pipeline', () => p.stop()]);
     } else {
-      snapshot?.follow(); // another process runs the pipeline: notice its cycles
+      snapshot.follow(); // another process runs the pipeline: notice its cycles
     }
     if (opts.collect !== false) pipeline?.start();
     return { db, api, pipeline, stop };

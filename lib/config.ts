@@ -51,6 +51,10 @@ export interface Config {
   readonly version: string;
   /** The git commit of the running code, when it is not a git checkout (the Docker image's build argument). */
   readonly gitCommit: string | undefined;
+  /** Webhooks may go to private, loopback and link-local addresses, and over plain http (tests, local receivers). */
+  readonly webhooksAllowPrivate: boolean;
+  /** 64 hex characters: the key webhook signing secrets are sealed with; unset: one made once in var/keys/. */
+  readonly webhookSecretKey: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -93,6 +97,13 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw;
 }
 
+function hexKey(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[0-9a-fA-F]{64}$/.test(raw)) throw new ConfigError(name, 'must be 64 hex characters (32 bytes), e.g. from `openssl rand -hex 32`');
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const varDir = path.resolve(env.AFRATES_VAR_DIR || 'var');
   const port = integer(env, 'PORT', 8080, 0, 65535);
@@ -122,6 +133,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     certEd25519Key: env.CERT_ED25519_PRIVATE_KEY || undefined,
     trustProxyHops: integer(env, 'TRUST_PROXY', 0, 0, 10),
     publicUrl: env.PUBLIC_URL || `http://localhost:${port}`,
+    webhooksAllowPrivate: oneOf(env, 'WEBHOOKS_ALLOW_PRIVATE', ['0', '1'] as const, '0') === '1',
+    webhookSecretKey: hexKey(env, 'WEBHOOK_SECRET_KEY'),
     version: '1.3.0',
     gitCommit: env.AFRATES_GIT_COMMIT || undefined,
     ...overrides,

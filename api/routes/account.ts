@@ -63,7 +63,7 @@ function ownKey(k: OwnKey | KeyRecord, currentKeyId: number | undefined, label?:
 }
 
 /** The caller's customer and key; a marketplace gateway user has no keys here. */
-function caller(ctx: AppContext): { customerId: number; keyId: number } {
+export function caller(ctx: AppContext): { customerId: number; keyId: number } {
   const c = ctx.state.customer!;
   if (c.customerId === undefined || c.keyId === undefined) {
     throw new ApiError(404, 'not_found', 'Accounts belong to afrates API keys; a marketplace subscription is managed on the marketplace.');

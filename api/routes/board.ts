@@ -9,6 +9,7 @@ import { timestamp } from '../../lib/format.js';
 import { presentLive } from '../live/present.js';
 import type { Operation } from '../operation.js';
 import { publicLimitOf } from '../public-limit.js';
+import { sourcesByPair } from '../queries/sources.js';
 import { BOARD_RESPONSE, PUBLIC_STATUS_RESPONSE, type BoardResponse, type PublicStatusResponse } from '../schemas.js';
 import { lastEventId, missed, streamsOf } from '../sse.js';
 import { parseQuery } from '../validate.js';
@@ -27,8 +28,6 @@ const STATUS_CACHE_MS = 15_000;
 const BOARD_STREAMS_PER_ADDRESS = 3;
 const RECENT_CYCLES = 20;
 const RECENT_RESTATEMENTS = 20;
-/** As GET /v1/status: a venue is failing for a pair after 15 minutes without a trade (api/routes/status.ts). */
-const SILENT_AFTER_MS = 3 * 5 * 60_000;
 const SLOT = '5 minutes';
 
 export const operations: Operation[] = [
@@ -82,13 +81,6 @@ export function boardBody(deps: AppDeps): BoardResponse {
   };
 }
 
-interface VenueRow {
-  pair: string;
-  exchange: string;
-  consecutive_failures: number | null;
-  last_trade_at: Date | null;
-}
-
 interface CycleRow {
   started_at: Date;
   finished_at: Date;
@@ -97,9 +89,7 @@ interface CycleRow {
 }
 
 async function statusBody(deps: AppDeps): Promise<PublicStatusResponse> {
-  const venues = await deps.sql<VenueRow[]>`
-    SELECT m.pair, m.exchange, h.consecutive_failures, h.last_trade_at
-    FROM venue_markets m LEFT JOIN venue_health h USING (exchange, pair) ORDER BY m.pair, m.exchange`;
+  const sources = await sourcesByPair(deps.sql, Date.now()); // as GET /v1/status
   const cycles = await deps.sql<CycleRow[]>`
     SELECT started_at, finished_at, rows_by_source, errors FROM ingest_cycles
     WHERE kind = 'trades' ORDER BY id DESC LIMIT ${RECENT_CYCLES}`;
@@ -136,12 +126,7 @@ async function statusBody(deps: AppDeps): Promise<PublicStatusResponse> {
     const age = entry ? Math.max(0, Math.floor((now - entry.time.getTime()) / 1000)) : null;
     const isFresh = age !== null && age <= FRESH_SECONDS;
     if (isFresh) fresh++;
-    const active: string[] = [];
-    const failing: string[] = [];
-    for (const v of venues.filter((x) => x.pair === pair)) {
-      const silent = !v.last_trade_at || now - v.last_trade_at.getTime() > SILENT_AFTER_MS;
-      ((v.consecutive_failures ?? 0) > 0 || silent ? failing : active).push(v.exchange);
-    }
+    const { active, failing } = sources.get(pair) ?? { active: [], failing: [] };
     if (failing.length) anyFailing = true;
     pairs[pair] = { last_update: entry ? timestamp(entry.time) : null, age_seconds: age, fresh: isFresh, sources_active: active, sources_failing: failing };
   }

@@ -18,6 +18,7 @@ import * as spread from './spread.js';
 import * as status from './status.js';
 import * as stream from './stream.js';
 import * as transparency from './transparency.js';
+import * as webhooks from './webhooks.js';
 
-export const routeModules: readonly RouteModule[] = [auth, live, historical, eod, spread, premium, indices, pairs, status, health, certificates, fixings, restatements, methodology, transparency, stream, account, board];
+export const routeModules: readonly RouteModule[] = [auth, live, historical, eod, spread, premium, indices, pairs, status, health, certificates, fixings, restatements, methodology, transparency, stream, account, webhooks, board];
 export const operations = routeModules.flatMap((m) => m.operations);

@@ -1,6 +1,5 @@
-// GET /v1/status: data freshness per pair and which venues are delivering.
-// A venue is failing for a pair when its last fetch failed, or when it has delivered no trade for
-// three of the contract's 5-minute collection intervals (15 minutes) although it lists the pair.
+// GET /v1/status: data freshness per pair and which venues are delivering (failing: the rule in
+// api/queries/sources.ts).
 // Beyond the contract, per pair: how far buckets are settled (certificates exist up to there) and
 // how many trades arrived in the last 24 hours for buckets already settled.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
@@ -10,30 +9,17 @@ import { STATUS_RESPONSE, type StatusResponse } from '../schemas.js';
 import { parseQuery } from '../validate.js';
 import { FRESH_SECONDS } from '../../lib/methodology/rules.js';
 import { LiveJsonCache } from '../live/cache.js';
+import { sourcesByPair } from '../queries/sources.js';
 
-const SILENT_AFTER_MS = 3 * 5 * 60_000;
 const query = { type: 'object', additionalProperties: false, properties: {} } as const;
 
 export const operations: Operation[] = [
   { method: 'get', path: '/v1/status', summary: 'Data freshness and failing sources per pair', tier: 'free', query, response: STATUS_RESPONSE },
 ];
 
-interface VenueRow {
-  pair: string;
-  exchange: string;
-  consecutive_failures: number | null;
-  last_trade_at: Date | null;
-  last_success_at: Date | null;
-}
-
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/status', async (ctx: AppContext) => {
     parseQuery(query, ctx);
-    const venues = await deps.sql<VenueRow[]>`
-      SELECT m.pair, m.exchange, h.consecutive_failures, h.last_trade_at, h.last_success_at
-      FROM venue_markets m
-      LEFT JOIN venue_health h USING (exchange, pair)
-      ORDER BY m.pair, m.exchange`;
     const settlement = new Map(
       (
         await deps.sql<{ pair: string; settled_through: Date | null; late: number }[]>`
@@ -44,6 +30,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       ).map((r) => [r.pair, r]),
     );
     const now = LiveJsonCache.moment(Date.now()).getTime(); // ages as live and markets count them
+    const sources = await sourcesByPair(deps.sql, now);
     const pairs: StatusResponse['pairs'] = {};
     let fresh = 0;
     let anyFailing = false;
@@ -51,13 +38,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       const entry = deps.snapshot.get(pair);
       const age = entry ? Math.max(0, Math.floor((now - entry.time.getTime()) / 1000)) : null;
       if (age !== null && age <= FRESH_SECONDS) fresh++;
-      const active: string[] = [];
-      const failing: string[] = [];
-      for (const v of venues.filter((x) => x.pair === pair)) {
-        const silent = !v.last_trade_at || now - v.last_trade_at.getTime() > SILENT_AFTER_MS;
-        if ((v.consecutive_failures ?? 0) > 0 || silent) failing.push(v.exchange);
-        else active.push(v.exchange);
-      }
+      const { active, failing } = sources.get(pair) ?? { active: [], failing: [] };
       if (failing.length) anyFailing = true;
       pairs[pair] = {
         last_update: entry ? timestamp(entry.time) : null,

@@ -42,6 +42,8 @@ export interface Issued {
   readonly kind: 'certificate' | 'fixing';
   readonly pair: string;
   readonly time: string;
+  /** a fixing's day in its zone (YYYY-MM-DD); a certificate's UTC day */
+  readonly date: string;
   readonly rate: string | null;
   /** SHA-256 (hex) of the canonical JSON of the certificate as stored */
   readonly certificateSha256: string;
@@ -102,7 +104,7 @@ export class Certifier {
         ON CONFLICT (pair, bucket) DO NOTHING RETURNING 1`;
       if (stored.length === 0) return false;
       await storeBundle(tx, id, bundle);
-      await this.onIssued?.(tx, [issuedOf(id, 'certificate', body, result, bundle)]);
+      await this.onIssued?.(tx, [issuedOf(id, 'certificate', body, result, bundle, bucket.toISOString().slice(0, 10))]);
       return true;
     });
   }
@@ -121,7 +123,7 @@ export class Certifier {
         ON CONFLICT DO NOTHING RETURNING 1`;
       if (stored.length === 0) return false;
       await storeBundle(tx, id, bundle);
-      await this.onIssued?.(tx, [issuedOf(id, 'fixing', body, result, bundle)]);
+      await this.onIssued?.(tx, [issuedOf(id, 'fixing', body, result, bundle, slot.date)]);
       return true;
     });
   }
@@ -181,8 +183,8 @@ export class Certifier {
   }
 }
 
-function issuedOf(id: string, kind: Issued['kind'], body: { data: { pair: string; timestamp: string } }, result: WindowResult, bundle: Bundle): Issued {
-  return { id, kind, pair: body.data.pair, time: body.data.timestamp, rate: result.rate, certificateSha256: sha256(canonicalJson(body)), bundleSha256: bundle.sha256 };
+function issuedOf(id: string, kind: Issued['kind'], body: { data: { pair: string; timestamp: string } }, result: WindowResult, bundle: Bundle, date: string): Issued {
+  return { id, kind, pair: body.data.pair, time: body.data.timestamp, date, rate: result.rate, certificateSha256: sha256(canonicalJson(body)), bundleSha256: bundle.sha256 };
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');

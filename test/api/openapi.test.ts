@@ -17,7 +17,7 @@ import { operations } from '../../api/routes/index.js';
 import { buildOpenApi, operationIdOf, type ExamplesFile } from '../../api/routes/openapi.js';
 import { ERROR } from '../../api/schemas.js';
 import { startTestApi, type TestApi } from '../support/api.js';
-import { captureAll, examplesFrom, type Captured } from '../support/openapi-examples.js';
+import { captureAll, EXAMPLE_WEBHOOK_LOOKUP, examplesFrom, type Captured } from '../support/openapi-examples.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Doc = any;
@@ -34,7 +34,7 @@ let captured: Captured[];
 const outDir = path.join(root, 'var', `openapi-client-${crypto.randomBytes(4).toString('hex')}`);
 
 beforeAll(async () => {
-  t = await startTestApi({ hours: 30 });
+  t = await startTestApi({ hours: 30, webhookLookup: EXAMPLE_WEBHOOK_LOOKUP });
   doc = (await t.get('/v1/openapi.json')).body;
   captured = await captureAll(t);
   fs.mkdirSync(outDir, { recursive: true });

@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { loadConfig, type Config } from '../../lib/config.js';
 import type { Database } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
+import type { Lookup } from '../../lib/webhooks/addresses.js';
 import { refreshAggregates } from '../../lib/db/refresh.js';
 import { parametersInForce } from '../../lib/methodology/parameters.js';
 import { softwareIdentity } from '../../lib/software.js';
@@ -82,6 +83,8 @@ export interface TestApiOptions {
   readonly now?: () => number;
   /** the service's logger (default: the tests', silent unless TEST_LOG_LEVEL says otherwise) */
   readonly log?: Logger;
+  /** how webhook URLs' hosts resolve at registration (default: the system's resolver) */
+  readonly webhookLookup?: Lookup;
 }
 
 /** Trades up to now (so live rates are fresh), FX, venue listings, aggregates refreshed. */
@@ -116,7 +119,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
   const namespace = opts.namespace ?? `t${crypto.randomBytes(4).toString('hex')}`;
   // the service's own client (its timeouts and retries are what the tests exercise)
   const redis = opts.withRedis || opts.redisUrl ? connectRedis(opts.redisUrl ?? 'redis://127.0.0.1:6379', testLog) : null;
-  const deps = await buildDeps(config, opts.log ?? testLog, db.sql, { redis, namespace, now: opts.now });
+  const deps = await buildDeps(config, opts.log ?? testLog, db.sql, { redis, namespace, now: opts.now, webhookLookup: opts.webhookLookup });
   await deps.snapshot.refresh();
   if (!opts.db) {
     // what the pipeline does after a cycle: settle (by the lag: no venue has reported where it

@@ -13,7 +13,11 @@ import { operationIdOf, type Example, type ExamplesFile } from '../../api/routes
 import { operations } from '../../api/routes/index.js';
 import { tierLabel, type Tier } from '../../api/tiers.js';
 import { append, latestHead, publishHead, treeSize } from '../../lib/transparency/log.js';
+import type { Lookup } from '../../lib/webhooks/addresses.js';
+import { createSecretBox } from '../../lib/webhooks/secrets.js';
+import { WebhookWorker } from '../../pipeline/webhooks/worker.js';
 import { startTestApi, type TestApi } from './api.js';
+import { testLog } from './db.js';
 
 export const EXAMPLES_FILE = path.resolve(import.meta.dirname, '../../api/openapi-examples.json');
 
@@ -146,6 +150,22 @@ async function* callsFor(t: TestApi): AsyncGenerator<Call, void, Captured> {
     yield ok('deleteAccountKeysId', 'example', own, `/v1/account/keys/${(b.value as { key: { id: number } }).key.id}`);
   }
 
+  // webhooks: an endpoint registered, sent a test event, its deliveries, its secret rotated, changed, deleted
+  if (opOf('postAccountWebhooks')) {
+    const own = { apiKey: await t.key('professional'), tier: 'professional' as const };
+    const body = { url: 'https://hooks.example.com/afrates', events: ['pair.divergence', 'source.failing', 'restatement'], description: 'treasury alerts', divergence_pct: 1.5, pairs: ['BTCNGN', 'USDTNGN'] };
+    const made = yield ok('postAccountWebhooks', 'example', own, '/v1/account/webhooks', { body });
+    const id = (made.value as { endpoint: { id: number } }).endpoint.id;
+    yield fail('postAccountWebhooks', 'validation_error_webhook_url', 400, own, '/v1/account/webhooks', { body: { url: 'https://169.254.169.254/latest/meta-data/', events: ['restatement'] } });
+    yield ok('getAccountWebhooks', 'example', own, '/v1/account/webhooks');
+    yield ok('postAccountWebhooksIdTest', 'example', own, `/v1/account/webhooks/${id}/test`);
+    await deliverOnce(t);
+    yield ok('getAccountWebhooksIdDeliveries', 'example', own, `/v1/account/webhooks/${id}/deliveries?limit=5`);
+    yield ok('postAccountWebhooksIdRotateSecret', 'example', own, `/v1/account/webhooks/${id}/rotate-secret`);
+    yield ok('postAccountWebhooksId', 'example', own, `/v1/account/webhooks/${id}`, { body: { events: ['pair.divergence', 'pair.stale', 'heartbeat'], stale_seconds: 900 } });
+    yield ok('deleteAccountWebhooksId', 'example', own, `/v1/account/webhooks/${id}`);
+  }
+
   // the errors every keyed operation shares
   yield fail('getPairs', 'unauthorized', 401, null, '/v1/pairs');
   yield fail('getRatesHistorical', 'validation_error', 400, 'free', `/v1/rates/historical?pair=BTCNGN&start=${day(0)}&end=${day(0)}&interval=2h`);
@@ -169,6 +189,23 @@ async function* callsFor(t: TestApi): AsyncGenerator<Call, void, Captured> {
     if (!call) throw new Error(`no example call for ${operationIdOf(op)}: add one to callsFor() in test/support/openapi-examples.ts`);
     yield call;
   }
+}
+
+/**
+ * How webhook hosts resolve for the examples' API: the example's host to a public address (there is
+ * no DNS here). The delivery worker resolves it to a private one, so the example delivery shows an
+ * attempt refused at delivery time (as when a host's DNS is changed to point inside a network).
+ */
+export const EXAMPLE_WEBHOOK_LOOKUP: Lookup = async (host) => [{ address: host === 'hooks.example.com' ? '93.184.215.14' : '192.0.2.1', family: 4 }];
+const REBOUND_LOOKUP: Lookup = async () => [{ address: '10.0.0.7', family: 4 }];
+
+/** One pass of the delivery worker, as the service runs it. */
+async function deliverOnce(t: TestApi): Promise<void> {
+  const { config } = t.api.deps;
+  const secrets = createSecretBox({ keyHex: config.webhookSecretKey, keyDir: path.join(config.varDir, 'keys') });
+  const worker = new WebhookWorker({ sql: t.db.sql, log: testLog, secrets, allowPrivate: false, lookup: REBOUND_LOOKUP });
+  await worker.runOnce();
+  await worker.stop();
 }
 
 // operationIds with a success captured so far, for the derived calls at the end
@@ -239,7 +276,7 @@ export function examplesFrom(all: readonly Captured[]): ExamplesFile {
 }
 
 async function main(): Promise<void> {
-  const t = await startTestApi({ hours: 52 }); // two days and more: ACLI's change against a day earlier is known
+  const t = await startTestApi({ hours: 52, webhookLookup: EXAMPLE_WEBHOOK_LOOKUP }); // two days and more: ACLI's change against a day earlier is known
   try {
     const examples = examplesFrom(await captureAll(t));
     fs.writeFileSync(EXAMPLES_FILE, `${JSON.stringify(examples, null, 2)}\n`);

@@ -1,11 +1,13 @@
 // The dashboard: sign in with an API key (kept in sessionStorage), see the plan, limits and usage,
-// manage the account's keys, and chart any pair with the key's own tier.
+// manage the account's keys and webhooks (web/src/dashboard-webhooks.ts), and chart any pair with
+// the key's own tier.
 import './style.css';
 import { call, errorText, ApiFailure } from './api.js';
 import { byId, cell, copyText, el } from './dom.js';
 import * as fmt from './format.js';
 import { forgetKey, keepKey, KEY_PATTERN, sessionKey } from './session.js';
 import { startCharts, stopCharts } from './dashboard-charts.js';
+import { hideWebhooks, showWebhooks, startWebhookForms } from './dashboard-webhooks.js';
 import { UsageChart } from './charts.js';
 
 export interface Account {
@@ -41,6 +43,7 @@ function fact(term: string, value: string): HTMLElement {
 
 function showSignIn(message = ''): void {
   stopCharts();
+  hideWebhooks();
   // nothing of the account signed out stays in the page for whoever signs in next on this tab:
   // not the key shown once, not the last answer
   byId('issued').hidden = true;
@@ -72,6 +75,7 @@ async function signIn(candidate: string): Promise<void> {
     renderAccount(account);
     await loadKeys();
     startCharts(candidate, account);
+    void showWebhooks(candidate, account.account.tier);
   } catch (err) {
     key = null;
     forgetKey();
@@ -165,6 +169,7 @@ async function rotateKey(k: OwnKey): Promise<void> {
       const account = await loadAccount();
       renderAccount(account); // it names the key in use: the replacement now
       startCharts(issued.api_key, account);
+      void showWebhooks(issued.api_key, account.account.tier);
     }
     await loadKeys();
   });
@@ -219,6 +224,7 @@ function start(): void {
       label.value = '';
     });
   });
+  startWebhookForms();
   byId('issued-copy').addEventListener('click', () => void copyText(byId<HTMLInputElement>('issued-key').value, byId('issued-copied')));
   byId('try-call').addEventListener('click', async () => {
     const out = byId('try-result');

@@ -1,0 +1,109 @@
+// After each cycle: the alert detectors (detect.ts) over the cycle's observations, for every
+// enabled endpoint subscribed to an alert, with the alerts in force read from and written back to
+// webhook_alerts, and the resulting events written to the outbox. Writing rows is all it does:
+// delivery is the worker's (worker.ts), so no endpoint can slow a cycle down.
+import type { Sql } from '../../lib/db/connect.js';
+import type { Logger } from '../../lib/log.js';
+import { emitEvents, WEBHOOK_PLANS, type PlanTier } from '../../lib/webhooks/events.js';
+import type { PairObservation } from '../../lib/webhooks/observation.js';
+import { ALERT_KINDS, alertKey, evaluate, type Alert, type AlertKind, type EndpointRule } from './detect.js';
+
+interface EndpointRow {
+  id: string;
+  tier: PlanTier;
+  events: string[];
+  pairs: string[] | null;
+  divergence_pct: string;
+  stale_seconds: number;
+}
+
+interface AlertRow {
+  endpoint_id: string;
+  kind: AlertKind;
+  subject: string;
+  since: Date;
+  calm: number;
+}
+
+/** Rows per statement when writing alerts back: small messages for the embedded database. */
+const ALERTS_PER_STATEMENT = 200;
+
+/** The enabled endpoints subscribed to an alert kind their customer's tier allows. */
+export async function alertRules(sql: Sql): Promise<EndpointRule[]> {
+  const rows = await sql<EndpointRow[]>`
+    SELECT e.id, c.tier, e.events, e.pairs, e.divergence_pct, e.stale_seconds
+    FROM webhook_endpoints e JOIN customers c ON c.id = e.customer_id
+    WHERE e.enabled AND e.events ?| ARRAY['pair.divergence', 'pair.stale']`;
+  return rows.flatMap((r) => {
+    const allowed = WEBHOOK_PLANS[r.tier]?.events ?? [];
+    const kinds = ALERT_KINDS.filter((k) => k !== 'source.failing' && r.events.includes(k) && allowed.includes(k));
+    return kinds.length ? [{ id: Number(r.id), kinds, pairs: r.pairs, divergencePct: Number(r.divergence_pct), staleSeconds: r.stale_seconds }] : [];
+  });
+}
+
+/**
+ * Runs the detectors over one cycle's observations and writes their events and the alerts in
+ * force, in one transaction. Returns how many events it wrote.
+ */
+export async function detectAlerts(sql: Sql, observations: readonly PairObservation[]): Promise<number> {
+  if (observations.length === 0) return 0;
+  const rules = await alertRules(sql);
+  const before = new Map<string, Alert>(
+    (await sql<AlertRow[]>`SELECT endpoint_id, kind, subject, since, calm FROM webhook_alerts`).map((r) => [alertKey(Number(r.endpoint_id), r.kind, r.subject), { since: r.since, calm: r.calm }]),
+  );
+  const { events, alerts } = evaluate(observations, rules, before);
+  const changed = [...alerts].filter(([key, a]) => {
+    const b = before.get(key);
+    return !b || b.calm !== a.calm || b.since.getTime() !== a.since.getTime();
+  });
+  const gone = [...before.keys()].filter((key) => !alerts.has(key));
+  if (events.length === 0 && changed.length === 0 && gone.length === 0) return 0;
+  const rows = (keys: [string, Alert | null][]) =>
+    keys.map(([key, a]) => {
+      const [endpoint, kind, subject] = key.split('|');
+      return { endpoint_id: Number(endpoint), kind, subject, since: a?.since.toISOString() ?? null, calm: a?.calm ?? 0 };
+    });
+  await sql.begin(async (tx) => {
+    for (let i = 0; i < gone.length; i += ALERTS_PER_STATEMENT) {
+      const batch = rows(gone.slice(i, i + ALERTS_PER_STATEMENT).map((k) => [k, null]));
+      await tx`
+        DELETE FROM webhook_alerts a USING jsonb_to_recordset(${tx.json(batch as never)}) AS r(endpoint_id bigint, kind text, subject text)
+        WHERE a.endpoint_id = r.endpoint_id AND a.kind = r.kind AND a.subject = r.subject`;
+    }
+    for (let i = 0; i < changed.length; i += ALERTS_PER_STATEMENT) {
+      const batch = rows(changed.slice(i, i + ALERTS_PER_STATEMENT));
+      await tx`
+        INSERT INTO webhook_alerts (endpoint_id, kind, subject, since, calm)
+        SELECT endpoint_id, kind, subject, since, calm
+        FROM jsonb_to_recordset(${tx.json(batch as never)}) AS r(endpoint_id bigint, kind text, subject text, since timestamptz, calm integer)
+        ON CONFLICT (endpoint_id, kind, subject) DO UPDATE SET since = excluded.since, calm = excluded.calm`;
+    }
+    await emitEvents(tx as unknown as Sql, events);
+  });
+  return events.length;
+}
+
+export interface PublishedHook {
+  readonly sql: Sql;
+  readonly log: Logger;
+  /** This cycle's observations (bin/service.ts: api/webhooks/observations.ts over the live snapshot). */
+  readonly observe: () => Promise<readonly PairObservation[]>;
+  /** Told when events were written, so they go out at once rather than at its next poll. */
+  readonly wake?: () => void;
+}
+
+/**
+ * What the pipeline runs after each cycle (through its onCycle): the alerts of the cycle written to
+ * the outbox. A failure is logged, never thrown: a cycle never fails for webhooks.
+ */
+export async function onPublished(o: PublishedHook): Promise<void> {
+  try {
+    const events = await detectAlerts(o.sql, await o.observe());
+    if (events > 0) {
+      o.log.info({ events }, 'webhook alerts written');
+      o.wake?.();
+    }
+  } catch (err) {
+    o.log.error({ err }, 'webhook alerts not detected this cycle; the next cycle tries again');
+  }
+}

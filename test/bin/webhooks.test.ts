@@ -1,0 +1,74 @@
+// Webhooks as the service wires them (bin/service.ts): the process that runs the pipeline runs the
+// delivery worker, so a test event registered over the API arrives on its own; and after a cycle the
+// alerts of what the cycle saw (a venue failing for a pair, then recovering) reach the receiver,
+// signed, without anyone calling the worker.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../lib/config.js';
+import { SIGNATURE_HEADER, verifySignature } from '../../lib/webhooks/signature.js';
+import { startSimMarket, type SimMarket } from '../../sim/index.js';
+import { startService, type Service } from '../../bin/service.js';
+import { request } from '../support/api.js';
+import { testLog } from '../support/db.js';
+import { startReceiver, type Receiver } from '../support/webhooks.js';
+
+const varDir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-webhooks-'));
+let sim: SimMarket;
+let service: Service;
+let receiver: Receiver;
+
+beforeAll(async () => {
+  sim = await startSimMarket({ seed: 5, historyStart: Date.now() - 30 * 60_000 });
+  receiver = await startReceiver();
+  const config = loadConfig({ AFRATES_VAR_DIR: varDir, PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', MARKET: 'simulated', SIM_URL: sim.url, LOG_LEVEL: 'silent', WEBHOOKS_ALLOW_PRIVATE: '1' });
+  service = await startService(config, testLog, { collect: false });
+}, 120_000);
+afterAll(async () => {
+  await service?.stop();
+  await receiver?.close();
+  await sim?.stop();
+  fs.rmSync(varDir, { recursive: true, force: true });
+});
+
+describe('the service', () => {
+  let key: string;
+  let secret: string;
+  let id: number;
+
+  it('delivers a test event registered over its API, through its own worker', async () => {
+    key = (await service.api!.deps.keys.issue({ tier: 'builder', customerName: 'Webhook Ops' })).apiKey;
+    const post = (p: string, body?: unknown) =>
+      request(service.api!.url, 'POST', p, { headers: { 'X-API-Key': key, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const made = await post('/v1/account/webhooks', { url: receiver.url, events: ['source.failing'], pairs: ['BTCNGN'] });
+    expect(made.status).toBe(201);
+    ({ secret, endpoint: { id } } = made.body);
+    const test = await post(`/v1/account/webhooks/${id}/test`);
+    expect(test.status).toBe(202);
+    await receiver.waitFor(1);
+    expect(receiver.received[0]).toMatchObject({ id: test.body.event.id, type: 'test' });
+    expect(verifySignature(secret, receiver.received[0]!.headers[SIGNATURE_HEADER.toLowerCase()] as string, receiver.received[0]!.body)).toBe(true);
+  });
+
+  it("sends a cycle's alerts: a venue failing for a pair, and its recovery after two clear cycles", async () => {
+    const sql = service.db.sql;
+    await sql`INSERT INTO venue_markets (exchange, pair, symbol) VALUES ('luno', 'BTCNGN', 'XBTNGN') ON CONFLICT DO NOTHING`;
+    await sql`
+      INSERT INTO venue_health (exchange, pair, last_attempt_at, last_success_at, last_trade_at, consecutive_failures)
+      VALUES ('luno', 'BTCNGN', now(), now() - INTERVAL '10 minutes', now() - INTERVAL '10 minutes', 3)
+      ON CONFLICT (exchange, pair) DO UPDATE SET consecutive_failures = 3, last_trade_at = now() - INTERVAL '10 minutes'`;
+    await service.pipeline!.runFxCycle(); // a cycle: its end runs the alerts
+    await receiver.waitFor(2);
+    const failing = receiver.received[1]!;
+    expect(JSON.parse(failing.body)).toMatchObject({ type: 'source.failing', pair: 'BTCNGN', data: { state: 'started', exchange: 'luno' } });
+    expect(verifySignature(secret, failing.headers[SIGNATURE_HEADER.toLowerCase()] as string, failing.body)).toBe(true);
+
+    await sql`UPDATE venue_health SET consecutive_failures = 0, last_trade_at = now() WHERE exchange = 'luno' AND pair = 'BTCNGN'`;
+    await service.pipeline!.runFxCycle();
+    await service.pipeline!.runFxCycle();
+    await receiver.waitFor(3);
+    expect(JSON.parse(receiver.received[2]!.body)).toMatchObject({ type: 'source.failing', pair: 'BTCNGN', data: { state: 'ended', exchange: 'luno' } });
+    expect(receiver.received.filter((r) => r.type === 'source.failing')).toHaveLength(2); // once each, not once per cycle
+  });
+});
