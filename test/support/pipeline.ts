@@ -62,11 +62,12 @@ export class SimWorld {
   readonly now = (): number => this.clock;
   private readonly pipelines: Pipeline[] = [];
 
-  constructor(o: { seed: number; start: number; historyMs: number }) {
+  /** `replay`: a JSON-lines file the simulated market plays instead of generating (pipeline/sim/replay.ts). */
+  constructor(o: { seed: number; start: number; historyMs: number; replay?: string }) {
     this.clock = o.start;
     this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-world-'));
     beforeAll(async () => {
-      this.sim = await startSimMarket({ seed: o.seed, now: this.now, historyStart: o.start - o.historyMs });
+      this.sim = await startSimMarket({ seed: o.seed, now: this.now, historyStart: o.start - o.historyMs, replay: o.replay });
       this.db = await openTestDatabase();
     });
     afterAll(async () => {

@@ -61,8 +61,8 @@ function trades(req: WireRequest, ctx: WireContext): WireResponse {
     trades: ctx.shape(list).map((t) => ({
       sequence: /^\d+$/.test(t.id) ? Number(t.id) : t.id,
       timestamp: t.time,
-      price: decimal(t.price),
-      volume: decimal(t.amount),
+      price: t.priceText ?? decimal(t.price),
+      volume: t.amountText ?? decimal(t.amount),
       is_buy: t.side === 'buy',
     })),
   };
