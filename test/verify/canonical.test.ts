@@ -19,7 +19,7 @@ function pythonCanonical(texts: readonly string[]): string[] {
     '    if line:',
     '        sys.stdout.buffer.write(v.canonical(json.loads(line)).encode("utf-8") + b"\\n")',
   ].join('\n');
-  const run = spawnSync(PYTHON, ['-c', script], { input: `${texts.join('\n')}\n`, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const run = spawnSync(PYTHON, ['-B', '-c', script], { input: `${texts.join('\n')}\n`, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   expect(run.status, run.stderr).toBe(0);
   return run.stdout.split('\n').slice(0, -1);
 }
