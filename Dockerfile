@@ -1,7 +1,7 @@
 # One image for both the api and the pipeline services (ROLE picks which runs): compiled
 # JavaScript on a current LTS Node, production dependencies only, running as an unprivileged user.
 
-# build: the TypeScript compiled to dist/ (with sql/) and the web front end built into dist/web/dist,
+# build: the TypeScript compiled to dist/ (with sql/ and verify/) and the web front end built into dist/web/dist,
 # using the dev dependencies
 FROM node:24.11.1-bookworm-slim AS build
 WORKDIR /app
@@ -16,6 +16,7 @@ COPY api ./api
 COPY bin ./bin
 COPY web ./web
 COPY docs/methodology.md ./docs/methodology.md
+COPY verify ./verify
 RUN npm run build
 
 # run: dist/ and production dependencies, nothing else

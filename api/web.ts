@@ -4,9 +4,12 @@
 // per request; hashed assets are cached for a year, pages revalidated. Every page carries a
 // Content-Security-Policy that admits this origin only: no script, style, font, image or request
 // can come from anywhere else. Without a build, the pages answer 404 naming the command.
+// Beside them, the certificate verifier verify/afrates-verify.mjs is served as a download at
+// /verify/afrates-verify.mjs (no key: anyone may check a certificate), cached like any other file.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import zlib from 'node:zlib';
 import type Koa from 'koa';
 import type { AppState } from './context.js';
 import { acceptsGzip } from './middleware/compress.js';
@@ -23,6 +26,7 @@ const PAGES: Readonly<Record<string, string>> = {
 const TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
   '.svg': 'image/svg+xml',
   '.png': 'image/png',
@@ -88,6 +92,18 @@ export function loadWebFiles(dir = WEB_DIST): Map<string, WebFile> {
   return files;
 }
 
+/** Where the certificate verifier is served. */
+export const VERIFIER_PATH = '/verify/afrates-verify.mjs';
+/** verify/afrates-verify.mjs beside the source tree or the compiled one (dist/verify, copied by the build). */
+export const VERIFIER_FILE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../verify/afrates-verify.mjs');
+
+/** The verifier as a served file (its gzip copy made once, here); null when the file is absent. */
+export function loadVerifier(file = VERIFIER_FILE): WebFile | null {
+  if (!fs.existsSync(file)) return null;
+  const identity = fs.readFileSync(file);
+  return { type: TYPES['.mjs']!, identity, gzip: zlib.gzipSync(identity, { level: 9 }), br: null, immutable: false };
+}
+
 /** Whether an Accept-Encoding header admits brotli (q > 0). */
 function acceptsBrotli(header: string): boolean {
   return header.split(',').some((part) => {
@@ -97,11 +113,16 @@ function acceptsBrotli(header: string): boolean {
   });
 }
 
-export function serveWeb(files = loadWebFiles()): Koa.Middleware<AppState> {
+export function serveWeb(files = loadWebFiles(), verifier = loadVerifier()): Koa.Middleware<AppState> {
+  const downloads = new Map(verifier ? [[VERIFIER_PATH, verifier]] : []);
   // not async: an API request passes straight on, without a promise of its own
   return function serveWeb(ctx, next) {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
     if (ctx.path.startsWith('/v1/')) return next(); // the API's own
+    if (ctx.path === VERIFIER_PATH) {
+      serveFile(ctx, downloads, VERIFIER_PATH, undefined);
+      return Promise.resolve();
+    }
     const page = PAGES[ctx.path] ?? PAGES[ctx.path.replace(/\/$/, '')];
     const name = page ? `/${page}` : ctx.path.startsWith('/assets/') || ctx.path === '/favicon.svg' ? ctx.path : null;
     if (!name) return next();

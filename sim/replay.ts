@@ -1,6 +1,8 @@
 // Replay: play the trades and FX rates of a JSON-lines file instead of generating them. Each line
 // is a trade
 //   {"venue":"luno","pair":"BTCNGN","time":"2026-11-20T10:00:00.123Z","id":"123","price":152000000,"amount":0.01,"side":"buy"}
+// (price and amount may also be decimal strings, "152000000.5" and "0.00000001": the venues then
+// send those exact strings on the wire, with no binary float in between)
 // or an FX rate
 //   {"fx":"coinbase","currency":"NGN","rate":1530.5,"time":"2026-11-20T10:00:00Z"}
 // Blank lines and lines starting with # are skipped. Listings are the venue/pairs in the file;
@@ -160,8 +162,8 @@ export function parseReplay(text: string, file = 'replay'): ReplayMarket {
       ? o.pair
       : fail(`"pair" must be like "BTCNGN", got ${JSON.stringify(o.pair)}`);
     const id = typeof o.id === 'string' && o.id !== '' ? o.id : typeof o.id === 'number' && Number.isSafeInteger(o.id) ? String(o.id) : fail('"id" must be a non-empty string');
-    const price = positive(o.price) ?? fail(`"price" must be a positive number, got ${JSON.stringify(o.price)}`);
-    const amount = positive(o.amount) ?? fail(`"amount" must be a positive number, got ${JSON.stringify(o.amount)}`);
+    const price = positiveDecimal(o.price) ?? fail(`"price" must be a positive number or decimal string, got ${JSON.stringify(o.price)}`);
+    const amount = positiveDecimal(o.amount) ?? fail(`"amount" must be a positive number or decimal string, got ${JSON.stringify(o.amount)}`);
     const side = o.side === 'buy' || o.side === 'sell' ? o.side : fail(`"side" must be "buy" or "sell", got ${JSON.stringify(o.side)}`);
     const key = `${venue}:${pair}`;
     const seen = ids.get(key) ?? new Set<string>();
@@ -170,7 +172,7 @@ export function parseReplay(text: string, file = 'replay'): ReplayMarket {
     seen.add(id);
     const list = trades.get(key) ?? [];
     trades.set(key, list);
-    list.push({ venue, pair, time, id, price, amount, side });
+    list.push({ venue, pair, time, id, price: price.value, amount: amount.value, side, priceText: price.text, amountText: amount.text });
   }
   for (const byCurrency of fx.values()) {
     for (const points of byCurrency.values()) points.sort((a, b) => a.time - b.time);
@@ -189,4 +191,11 @@ function parseTime(v: unknown): number | undefined {
 
 function positive(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined;
+}
+
+/** A positive number, or a positive plain decimal string kept as written (its text goes on the wire). */
+function positiveDecimal(v: unknown): { value: number; text?: string } | undefined {
+  if (typeof v === 'string') return /^\d+(\.\d+)?$/.test(v) && /[1-9]/.test(v) ? { value: Number(v), text: v } : undefined;
+  const value = positive(v);
+  return value === undefined ? undefined : { value };
 }

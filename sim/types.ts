@@ -21,6 +21,9 @@ export interface SimTrade {
   id: string;
   price: number;
   amount: number;
+  /** The decimal strings a replay file gave for price and amount: the wire formats send them as written. */
+  priceText?: string;
+  amountText?: string;
   /** The taker's side. */
   side: 'buy' | 'sell';
 }

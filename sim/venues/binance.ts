@@ -108,7 +108,7 @@ function aggTrades(req: WireRequest, ctx: WireContext): WireResponse {
   }
   const body = ctx.shape(list).map((t) => {
     const id = /^\d+$/.test(t.id) ? Number(t.id) : t.id;
-    return { a: id, p: num(t.price), q: num(t.amount), f: id, l: id, T: t.time, m: t.side === 'sell', M: true };
+    return { a: id, p: t.priceText ?? num(t.price), q: t.amountText ?? num(t.amount), f: id, l: id, T: t.time, m: t.side === 'sell', M: true };
   });
   return { status: 200, body };
 }

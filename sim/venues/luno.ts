@@ -69,8 +69,8 @@ function trades(req: WireRequest, ctx: WireContext): WireResponse {
     trades: ctx.shape(list).map((t) => ({
       sequence: /^\d+$/.test(t.id) ? Number(t.id) : t.id,
       timestamp: t.time,
-      price: padded(t.price, 8),
-      volume: padded(t.amount, 8),
+      price: t.priceText ?? padded(t.price, 8),
+      volume: t.amountText ?? padded(t.amount, 8),
       is_buy: t.side === 'buy',
     })),
   };

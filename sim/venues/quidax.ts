@@ -38,8 +38,8 @@ function trades(market: string, ctx: WireContext): WireResponse {
   const list: SimTrade[] = tape ? backward(tape, -Infinity, ctx.now, RECENT) : [];
   const data = ctx.shape(list).map((t) => ({
     trade_id: /^\d+$/.test(t.id) ? Number(t.id) : t.id,
-    price: decimal(t.price),
-    base_volume: decimal(t.amount),
+    price: t.priceText ?? decimal(t.price),
+    base_volume: t.amountText ?? decimal(t.amount),
     quote_volume: decimal(Number((t.price * t.amount).toFixed(8))),
     timestamp: t.time,
     type: t.side,

@@ -108,8 +108,8 @@ function trades(pairSymbol: string, req: WireRequest, ctx: WireContext): WireRes
     list = list.slice(skip);
   }
   const body = ctx.shape(list).map((t) => ({
-    price: decimal(t.price),
-    quantity: decimal(t.amount),
+    price: t.priceText ?? decimal(t.price),
+    quantity: t.amountText ?? decimal(t.amount),
     currencyPair: pairSymbol,
     tradedAt: new Date(t.time).toISOString(),
     takerSide: t.side,
