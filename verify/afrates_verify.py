@@ -79,6 +79,12 @@ PUBLISHED = {
     "dispersion_scale": 0.01,
     "age_grace_seconds": 300,
     "age_decay_seconds": 3600,
+    "restatement_threshold_pct": 0.2,
+    "restatement_window_hours": 24,
+    "fixing_local_time": "16:00",
+    "fixing_utc_time": "00:00",
+    "fixing_window_minutes": 60,
+    "fixing_lookback_hours": 48,
 }
 # An operator setting, served as in force: any value is allowed; it changes when a bucket settles, not its rate.
 OPERATOR_SETTINGS = {"settle_after_seconds"}
