@@ -30,6 +30,8 @@ export interface CollectResult {
   readonly lateOldest: Date | null;
   /** Trades held back for being stamped more than AHEAD_TOLERANCE_MS ahead of our clock (each time seen). */
   readonly ahead: number;
+  /** Trades not stored for being older than raw-trade retention keeps (`keepFrom`). */
+  readonly expired: number;
   /**
    * Trades lost between the watermark and the oldest trade the venue still serves: its first page
    * did not reach back to the watermark's trade (Quidax serves only its latest trades, Luno 24
@@ -97,8 +99,8 @@ export function normalise(trades: readonly Trade[], target: CollectTarget): Trad
       exchange: target.venue.id,
       pair: target.pair,
       tradeId: id,
-      price: Number(t.price),
-      amount: Number(t.amount),
+      price: String(t.price),
+      amount: String(t.amount),
       side: t.side === 'buy' || t.side === 'sell' ? t.side : null,
     });
   }
@@ -125,6 +127,12 @@ export interface CollectOptions {
   readonly copy?: boolean;
   /** The pair's settled_through now: new trades older than it are late (their bucket was settled). */
   readonly settledThrough?: () => Date | null;
+  /**
+   * Trades older than this are not stored: retention (TRADES_RETENTION_DAYS) has dropped or is
+   * dropping the raw trades there, and candles refreshed over them would be rebuilt from this trade
+   * alone, losing the ones dropped. Null: no retention.
+   */
+  readonly keepFrom?: () => Date | null;
   /** The clock (ms). */
   readonly now?: () => number;
 }
@@ -147,6 +155,7 @@ export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opt
   let late = 0;
   let lateOldest: Date | null = null;
   let ahead = 0;
+  let expired = 0;
   let gap: CollectResult['gap'] = null;
   let stalled = 0;
   const now = opts.now ?? Date.now;
@@ -173,7 +182,10 @@ export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opt
     const pageNewest = fresh.length > 0 ? fresh[fresh.length - 1]!.time.getTime() : since;
     const rows = opts.until === undefined ? fresh : fresh.filter((r) => r.time.getTime() <= opts.until!);
     if (rows.length > 0) {
-      const stored = await insertTrades(sql, rows, { copy: opts.copy });
+      const keepFrom = opts.keepFrom?.();
+      const kept = keepFrom ? rows.filter((r) => r.time >= keepFrom) : rows;
+      expired += rows.length - kept.length;
+      const stored = await insertTrades(sql, kept, { copy: opts.copy });
       inserted += stored.inserted;
       const settledThrough = opts.settledThrough?.();
       if (settledThrough) {
@@ -210,5 +222,5 @@ export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opt
     // within one millisecond would never advance, so step past that millisecond.
     since = pageNewest > since ? pageNewest : since + 1;
   }
-  return { fetched, inserted, from, to, pages, caughtUp, watermark, collectedThrough, late, lateOldest, ahead, gap };
+  return { fetched, inserted, from, to, pages, caughtUp, watermark, collectedThrough, late, lateOldest, ahead, expired, gap };
 }

@@ -88,6 +88,7 @@ export class Pipeline {
           unpaced: o.unpaced ?? false,
           initialLookbackMs: o.initialLookbackMs ?? HOUR_MS,
           copyTrades: o.copyTrades ?? false,
+          retentionDays: o.config.tradesRetentionDays,
           // one load for all venues, even when they discover at the same moment
           pairs: () => (this.pairsLoaded ??= loadPairs(o.sql)),
           settledThrough: (pair) => this.publisher.settledThrough(pair),
@@ -121,7 +122,7 @@ export class Pipeline {
     const report: CycleReport = { startedAt: new Date(this.now()), finishedAt: new Date(), rowsBySource: {}, errors: [] };
     for (const source of this.o.fx ?? fxSources) {
       try {
-        const obs = await source.fetch({ simUrl: this.o.config.simUrl, timeoutMs: this.o.requestTimeoutMs ?? 10_000 });
+        const obs = await source.fetch({ simUrl: this.o.config.simUrl, timeoutMs: this.o.requestTimeoutMs ?? 10_000, now: this.now });
         const stored = await insertFxRates(
           this.o.sql,
           obs.rates.map((r) => ({ time: obs.observedAt, currency: r.currency, unitsPerUsd: r.unitsPerUsd, source: obs.source, sourceUpdatedAt: r.sourceUpdatedAt })),

@@ -38,6 +38,8 @@ export interface VenueSessionOptions {
   /** Without a watermark, start collecting this far back (ms). */
   readonly initialLookbackMs: number;
   readonly copyTrades: boolean;
+  /** TRADES_RETENTION_DAYS: trades older than it are not stored (null: all are). */
+  readonly retentionDays: number | null;
   /** The public and internal pairs (one load shared by every venue). */
   readonly pairs: () => Promise<PairRow[]>;
   /** A pair's settled_through now: trades stored below it are late. */
@@ -187,6 +189,7 @@ export class VenueSession {
           settledThrough: () => this.o.settledThrough(listing.pair),
           now,
           copy: this.o.copyTrades,
+          keepFrom: () => (this.o.retentionDays === null ? null : new Date(now() - this.o.retentionDays * DAY_MS)),
         });
         inserted += result.inserted;
         await this.recordHealth(listing.pair, true, result);
@@ -199,6 +202,9 @@ export class VenueSession {
             { venue: this.id, pair: listing.pair, trades: result.ahead, toleranceMs: AHEAD_TOLERANCE_MS },
             'trades stamped ahead of our clock held back until it reaches them (a venue clock, or ours, is wrong)',
           );
+        }
+        if (result.expired > 0) {
+          log.warn({ venue: this.id, pair: listing.pair, trades: result.expired, retentionDays: this.o.retentionDays }, 'trades older than raw-trade retention keeps were not stored (their candles stand as they are)');
         }
         if (result.late > 0) {
           await recordLateTrades(sql, this.id, listing.pair, result.late, result.lateOldest!);

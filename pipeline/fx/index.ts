@@ -13,6 +13,8 @@ export interface FxSourceOptions {
   /** Root of the simulated market; unset: the real source. */
   readonly simUrl?: string;
   readonly timeoutMs?: number;
+  /** Clock for the observation's time (default Date.now). */
+  readonly now?: () => number;
 }
 
 export interface FxSource {
@@ -29,13 +31,13 @@ function simBase(simUrl: string | undefined, prefix: string): string | undefined
 export const exchangeRateApi: FxSource = {
   id: 'exchangerate_api',
   updatesEveryMs: 24 * 60 * 60 * 1000,
-  fetch: (o = {}) => fetchExchangeRateApi({ baseUrl: simBase(o.simUrl, 'exchangerate-api'), timeoutMs: o.timeoutMs }),
+  fetch: (o = {}) => fetchExchangeRateApi({ baseUrl: simBase(o.simUrl, 'exchangerate-api'), timeoutMs: o.timeoutMs, now: o.now }),
 };
 
 export const coinbase: FxSource = {
   id: 'coinbase',
   updatesEveryMs: 60 * 1000,
-  fetch: (o = {}) => fetchCoinbase({ baseUrl: simBase(o.simUrl, 'coinbase'), timeoutMs: o.timeoutMs }),
+  fetch: (o = {}) => fetchCoinbase({ baseUrl: simBase(o.simUrl, 'coinbase'), timeoutMs: o.timeoutMs, now: o.now }),
 };
 
 export const fxSources: readonly FxSource[] = [exchangeRateApi, coinbase];

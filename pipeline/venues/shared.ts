@@ -88,5 +88,8 @@ export function baseConfig(timeoutMs: number | undefined): Record<string, unknow
   return {
     enableRateLimit: false, // bottleneck paces calls outside ccxt
     timeout: timeoutMs ?? 10_000,
+    // numbers as the venue wrote them (decimal strings), never through a binary float: a stored
+    // trade is exactly what the venue reported, to the last digit
+    number: String,
   };
 }

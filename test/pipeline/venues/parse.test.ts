@@ -20,7 +20,7 @@ function venue(id: string) {
   return v;
 }
 
-const pick = (t: { id?: string; timestamp?: number; price?: number; amount?: number; side?: string; symbol?: string }) => ({
+const pick = (t: { id?: string; timestamp?: number; price?: number | string; amount?: number | string; side?: string; symbol?: string }) => ({
   id: t.id,
   timestamp: t.timestamp,
   price: t.price,
@@ -81,9 +81,9 @@ describe('luno', () => {
     expect(markets['BTC/KES']).toMatchObject({ id: 'XBTKES', baseId: 'XBT', quoteId: 'KES', spot: true, active: true });
     const trades = await ex.fetchTrades('BTC/NGN');
     expect(trades.map(pick)).toEqual([
-      { id: '4031993', timestamp: 1795168776230, price: 144395000, amount: 0.002046, side: 'buy', symbol: 'BTC/NGN' },
-      { id: '4031994', timestamp: 1795168791046, price: 144210650, amount: 0.0125, side: 'sell', symbol: 'BTC/NGN' },
-      { id: '4031995', timestamp: 1795168804512, price: 144381220, amount: 0.000831, side: 'buy', symbol: 'BTC/NGN' },
+      { id: '4031993', timestamp: 1795168776230, price: '144395000.00000000', amount: '0.00204600', side: 'buy', symbol: 'BTC/NGN' },
+      { id: '4031994', timestamp: 1795168791046, price: '144210650.00000000', amount: '0.01250000', side: 'sell', symbol: 'BTC/NGN' },
+      { id: '4031995', timestamp: 1795168804512, price: '144381220.00000000', amount: '0.00083100', side: 'buy', symbol: 'BTC/NGN' },
     ]);
     expect(trades.map((t) => [t.info.price, t.info.volume])).toEqual([
       ['144395000.00000000', '0.00204600'],
@@ -121,9 +121,9 @@ describe('binance', () => {
     expect(Object.keys(markets).sort()).toEqual(['BTC/USDT', 'ETH/USDT']);
     const trades = await ex.fetchTrades('BTC/USDT', undefined, 1000);
     expect(trades.map(pick)).toEqual([
-      { id: '3598855001', timestamp: 1795168801003, price: 91987.12, amount: 0.0042, side: 'sell', symbol: 'BTC/USDT' },
-      { id: '3598855002', timestamp: 1795168801250, price: 91987.13, amount: 0.12843, side: 'buy', symbol: 'BTC/USDT' },
-      { id: '3598855003', timestamp: 1795168802977, price: 91990, amount: 0.00011, side: 'buy', symbol: 'BTC/USDT' },
+      { id: '3598855001', timestamp: 1795168801003, price: '91987.12000000', amount: '0.00420000', side: 'sell', symbol: 'BTC/USDT' },
+      { id: '3598855002', timestamp: 1795168801250, price: '91987.13000000', amount: '0.12843000', side: 'buy', symbol: 'BTC/USDT' },
+      { id: '3598855003', timestamp: 1795168802977, price: '91990.00000000', amount: '0.00011000', side: 'buy', symbol: 'BTC/USDT' },
     ]);
     expect(trades.map((t) => [t.info.p, t.info.q, t.info.f, t.info.l])).toEqual([
       ['91987.12000000', '0.00420000', 5302233401, 5302233401],
@@ -166,12 +166,12 @@ describe('valr', () => {
     const ex = venue('valr').create({ simUrl: server.url });
     const markets = await ex.loadMarkets();
     expect(Object.keys(markets).sort()).toEqual(['BTC/ZAR', 'USDT/ZAR']); // USDTZARPERP is a future
-    expect(markets['BTC/ZAR']!.precision.price).toBe(1);
+    expect(markets['BTC/ZAR']!.precision.price).toBe('1');
     const trades = await ex.fetchTrades('BTC/ZAR');
     expect(trades.map(pick)).toEqual([
-      { id: '01a1f866-0609-7b3e-9e02-5a6c7d8e9f10', timestamp: Date.parse('2026-11-20T09:59:58.217Z'), price: 1679406, amount: 0.0105, side: 'buy', symbol: 'BTC/ZAR' },
-      { id: '01a1f866-0609-7c10-8f1c-74b5c1d0a311', timestamp: Date.parse('2026-11-20T09:59:58.217Z'), price: 1679406, amount: 0.004914, side: 'buy', symbol: 'BTC/ZAR' },
-      { id: '01a1f866-1efc-7a52-a5d1-29c0f3e2b0a7', timestamp: Date.parse('2026-11-20T10:00:04.604Z'), price: 1676719, amount: 0.002344, side: 'sell', symbol: 'BTC/ZAR' },
+      { id: '01a1f866-0609-7b3e-9e02-5a6c7d8e9f10', timestamp: Date.parse('2026-11-20T09:59:58.217Z'), price: '1679406', amount: '0.0105', side: 'buy', symbol: 'BTC/ZAR' },
+      { id: '01a1f866-0609-7c10-8f1c-74b5c1d0a311', timestamp: Date.parse('2026-11-20T09:59:58.217Z'), price: '1679406', amount: '0.004914', side: 'buy', symbol: 'BTC/ZAR' },
+      { id: '01a1f866-1efc-7a52-a5d1-29c0f3e2b0a7', timestamp: Date.parse('2026-11-20T10:00:04.604Z'), price: '1676719', amount: '0.002344', side: 'sell', symbol: 'BTC/ZAR' },
     ]);
     // integers beyond 2^53 keep every digit (as text), and the venue's decimal strings are kept as sent
     expect(trades.map((t) => [String(t.info.sequenceId), t.info.price, t.info.quantity, t.info.quoteVolume])).toEqual([
@@ -179,7 +179,7 @@ describe('valr', () => {
       ['1368931122675208192', '1679406', '0.004914', '8252.601084'],
       ['1368931122675208193', '1676719', '0.002344', '3930.229336'],
     ]);
-    expect(trades[1]!.cost).toBe(8252.601084);
+    expect(trades[1]!.cost).toBe('8252.601084');
   });
 
   it('asks for the trades since `since` with startTime, and an endTime of its own each call (past the CDN)', async () => {
@@ -274,8 +274,8 @@ describe('quidax', () => {
     expect(markets['USDT/NGN']!.id).toBe('usdtngn');
     const trades = await ex.fetchTrades('USDT/NGN');
     expect(trades.map(pick)).toEqual([
-      { id: '48213376', timestamp: 1795168781300, price: 1569.02, amount: 20.69, side: 'sell', symbol: 'USDT/NGN' },
-      { id: '48213377', timestamp: 1795168799042, price: 1571.77, amount: 250, side: 'buy', symbol: 'USDT/NGN' },
+      { id: '48213376', timestamp: 1795168781300, price: '1569.02', amount: '20.69', side: 'sell', symbol: 'USDT/NGN' },
+      { id: '48213377', timestamp: 1795168799042, price: '1571.77', amount: '250.0', side: 'buy', symbol: 'USDT/NGN' },
     ]);
     expect(trades.map((t) => [t.info.trade_id, t.info.price, t.info.base_volume, t.info.quote_volume])).toEqual([
       [48213376, '1569.02', '20.69', '32463.0238'],
@@ -287,9 +287,9 @@ describe('quidax', () => {
   });
 
   it('reads second timestamps and the older field names too', () => {
-    const ex = new Quidax();
+    const ex = new Quidax({ number: String }); // as the service makes it (pipeline/venues/shared.ts baseConfig)
     const t = ex.parseTrade({ id: 7, price: '1500.5', volume: '3', funds: '4501.5', side: 'sell', created_at: '2026-11-20T10:00:00Z' });
-    expect(pick(t)).toMatchObject({ id: '7', timestamp: Date.parse('2026-11-20T10:00:00Z'), price: 1500.5, amount: 3, side: 'sell' });
+    expect(pick(t)).toMatchObject({ id: '7', timestamp: Date.parse('2026-11-20T10:00:00Z'), price: '1500.5', amount: '3', side: 'sell' });
     const s = ex.parseTrade({ trade_id: 8, price: '1', base_volume: '2', timestamp: 1795168781, type: 'buy' });
     expect(s.timestamp).toBe(1795168781000);
   });
