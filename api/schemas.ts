@@ -529,7 +529,7 @@ export const FIXING = {
     synthetic_price: NUM_OR_NULL,
     sources: { type: 'array', items: { type: 'object', required: ['exchange', 'trades', 'volume'], additionalProperties: false, properties: { exchange: STR, trades: INT, volume: STR } } },
     excluded: { type: 'array', items: { type: 'object', required: ['exchange', 'reason'], additionalProperties: false, properties: { exchange: STR, reason: EXCLUSION_REASON } } },
-    certificate: { type: 'object', description: "the fixing's signed record (Enterprise): as a certificate, with `fixing` and audit.certificate_signature" },
+    certificate: { type: 'object', additionalProperties: true, description: "the fixing's signed record (Enterprise): as a certificate, with `fixing` and audit.certificate_signature" },
     bundle_url: STR,
   },
 } as const;

@@ -54,8 +54,10 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const pair = q.pair === undefined ? null : knownPair(deps, q.pair, 'pair').pair;
     let since = new Date(Date.now() - 7 * DAY_MS);
     if (q.since !== undefined) {
-      const parsed = /^\d{4}-\d{2}-\d{2}$/.test(q.since) ? dayStart(q.since) : parseTimestamp(q.since);
-      if (!parsed || Number.isNaN(parsed.getTime())) throw validationError("'since' must be a date (YYYY-MM-DD) or a timestamp with +00:00");
+      // the dates and timestamps the API takes elsewhere: years 2000-2099, real days only
+      const day = /^20\d{2}-\d{2}-\d{2}$/.test(q.since) ? dayStart(q.since) : null;
+      const parsed = day && !Number.isNaN(day.getTime()) && day.toISOString().startsWith(q.since) ? day : parseTimestamp(q.since);
+      if (!parsed) throw validationError("'since' must be a date (YYYY-MM-DD, a year from 2000 to 2099) or a timestamp with +00:00");
       since = parsed;
     }
     const rows = await restatementsSince(deps.sql, since, pair, q.limit);

@@ -65,9 +65,17 @@ function url(op: Operation, params: Record<string, string>, query: Record<string
 
 let sent = 0;
 
-function send(op: Operation, params: Record<string, string>, query: Record<string, string>, body?: Record<string, unknown>): Promise<HttpResult> {
+/** Enterprise keys, a new one every 5,000 requests: the file sends more than one key's 10,000 a minute. */
+const keys = new Map<number, Promise<string>>();
+const keyFor = (n: number) => {
+  const block = Math.floor(n / 5_000);
+  if (!keys.has(block)) keys.set(block, block === 0 ? Promise.resolve(t.keys.enterprise) : t.key('enterprise'));
+  return keys.get(block)!;
+};
+
+async function send(op: Operation, params: Record<string, string>, query: Record<string, string>, body?: Record<string, unknown>): Promise<HttpResult> {
   const n = ++sent;
-  const headers: Record<string, string> = { 'X-API-Key': t.keys.enterprise, 'X-Forwarded-For': `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}` };
+  const headers: Record<string, string> = { 'X-API-Key': await keyFor(n), 'X-Forwarded-For': `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}` };
   // a body with an email gets one of its own (unless the email is what is tested): one already
   // holding a key is refused (409) before anything else in the body reaches the database
   if (body && 'email' in body && body.email === baseEmail) body = { ...body, email: `hostile${n}@example.test` };

@@ -34,7 +34,7 @@ let captured: Captured[];
 const outDir = path.join(root, 'var', `openapi-client-${crypto.randomBytes(4).toString('hex')}`);
 
 beforeAll(async () => {
-  t = await startTestApi({ hours: 30, webhookLookup: EXAMPLE_WEBHOOK_LOOKUP });
+  t = await startTestApi({ hours: 52, fixings: true, webhookLookup: EXAMPLE_WEBHOOK_LOOKUP }); // as make openapi-examples: yesterday's fixings are there
   doc = (await t.get('/v1/openapi.json')).body;
   captured = await captureAll(t);
   fs.mkdirSync(outDir, { recursive: true });

@@ -12,6 +12,7 @@ import { refreshAggregates } from '../../lib/db/refresh.js';
 import { parametersInForce } from '../../lib/methodology/parameters.js';
 import { softwareIdentity } from '../../lib/software.js';
 import { Certifier } from '../../pipeline/certify/issue.js';
+import { dueFixings } from '../../pipeline/fixings.js';
 import { logIssued } from '../../pipeline/transparency.js';
 import { connectRedis } from '../../api/redis.js';
 import { buildDeps, startApi, type RunningApi } from '../../api/server.js';
@@ -81,6 +82,8 @@ export interface TestApiOptions {
   readonly env?: Record<string, string>;
   /** the limiter's and key cache's clock */
   readonly now?: () => number;
+  /** publish the fixings the seeded market makes due (their hours settled), as the pipeline would */
+  readonly fixings?: boolean;
   /** the service's logger (default: the tests', silent unless TEST_LOG_LEVEL says otherwise) */
   readonly log?: Logger;
   /** how webhook URLs' hosts resolve at registration (default: the system's resolver) */
@@ -91,7 +94,14 @@ export interface TestApiOptions {
 export async function seedMarket(db: Database, hours: number): Promise<{ trades: TradeRow[]; start: Date }> {
   const now = Date.now();
   const start = new Date(Math.floor((now - hours * 3_600_000) / 3_600_000) * 3_600_000);
-  const trades = generateTrades({ seed: 11, start, hours: (now - 30_000 - start.getTime()) / 3_600_000, listings: LISTINGS, tradesPerHour: 24 });
+  const hoursOfData = (now - 30_000 - start.getTime()) / 3_600_000;
+  const { BTCUSDT, ETHUSDT, ...local } = LISTINGS;
+  // the USDT legs trade in every 5-minute bucket, as Binance's do: a synthetic price is there for
+  // every candle (the local books are sparse: some buckets without a trade)
+  const trades = [
+    ...generateTrades({ seed: 11, start, hours: hoursOfData, listings: local, tradesPerHour: 24 }),
+    ...generateTrades({ seed: 12, start, hours: hoursOfData, listings: { BTCUSDT, ETHUSDT }, tradesPerHour: 180 }),
+  ].sort((a, b) => a.time.getTime() - b.time.getTime());
   const stored = await insertTrades(db.sql, trades);
   await insertFxRates(db.sql, generateFx(start, hours + 1));
   await refreshAggregates(db.sql);
@@ -126,6 +136,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
     // stands) and certify the settled buckets, signed with this server's keys
     const certifier = new Certifier(db.sql, { signer: deps.signer, issuerUrl: config.publicUrl, market: config.market, software: softwareIdentity(), parameters: parametersInForce(config.settleAfterSeconds) }, logIssued);
     await recordSettlement(db.sql, await settlementAt(db.sql, new Date(), config.settleAfterSeconds), new Date(), certifier);
+    if (opts.fixings) for (const due of await dueFixings(db.sql, new Date())) await certifier.fix(due.pair, due.slot);
   }
   const api = await startApi(deps, '127.0.0.1', 0);
   const keys = {} as Record<Tier, string>;

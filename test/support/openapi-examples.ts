@@ -139,6 +139,15 @@ async function* callsFor(t: TestApi): AsyncGenerator<Call, void, Captured> {
   yield ok('getTransparencyProofInclusion', 'example', null, `/v1/transparency/proof/inclusion?id=${encodeURIComponent(logged!.entry_id)}`);
   yield ok('getTransparencyProofConsistency', 'example', null, `/v1/transparency/proof/consistency?first=${Math.ceil(head.tree_size / 3)}&second=${head.tree_size}`);
 
+  // fixings (yesterday's: both have settled) and restatements
+  yield ok('getFixings', 'example', 'free', `/v1/fixings?pair=BTCNGN&date=${day(-1)}`);
+  yield ok('getFixingsPairDate', 'example', 'builder', `/v1/fixings/BTCNGN/${day(-1)}`);
+  yield ok('getFixingsPairDate', 'enterprise', 'enterprise', `/v1/fixings/BTCZAR/${day(-1)}`);
+  yield ok('getFixingsPairDateKindBundle', 'example', 'enterprise', `/v1/fixings/BTCNGN/${day(-1)}/local/bundle`);
+  yield fail('getFixingsPairDate', 'not_found', 404, 'free', '/v1/fixings/BTCNGN/2020-01-02');
+  yield ok('getRestatements', 'example', 'free', '/v1/restatements?pair=BTCNGN');
+  yield ok('getMethodology', 'example', null, '/v1/methodology');
+
   // the account of one key, and its other keys
   if (opOf('getAccount')) {
     const own = { apiKey: await t.key('free'), tier: 'free' as const };
@@ -276,7 +285,7 @@ export function examplesFrom(all: readonly Captured[]): ExamplesFile {
 }
 
 async function main(): Promise<void> {
-  const t = await startTestApi({ hours: 52, webhookLookup: EXAMPLE_WEBHOOK_LOOKUP }); // two days and more: ACLI's change against a day earlier is known
+  const t = await startTestApi({ hours: 52, fixings: true, webhookLookup: EXAMPLE_WEBHOOK_LOOKUP }); // two days and more: ACLI's change against a day earlier is known
   try {
     const examples = examplesFrom(await captureAll(t));
     fs.writeFileSync(EXAMPLES_FILE, `${JSON.stringify(examples, null, 2)}\n`);
