@@ -5,6 +5,7 @@ import * as auth from './auth.js';
 import * as board from './board.js';
 import * as certificates from './certificates.js';
 import * as eod from './eod.js';
+import * as exportFiles from './exports.js';
 import * as health from './health.js';
 import * as historical from './historical.js';
 import * as indices from './indices.js';
@@ -15,5 +16,5 @@ import * as spread from './spread.js';
 import * as status from './status.js';
 import * as stream from './stream.js';
 
-export const routeModules: readonly RouteModule[] = [auth, live, historical, eod, spread, premium, indices, pairs, status, health, certificates, stream, account, board];
+export const routeModules: readonly RouteModule[] = [auth, live, historical, exportFiles, eod, spread, premium, indices, pairs, status, health, certificates, stream, account, board];
 export const operations = routeModules.flatMap((m) => m.operations);
