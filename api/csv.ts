@@ -10,8 +10,8 @@ const NEEDS_QUOTES = /[",\r\n]/;
 
 function field(value: unknown): string {
   if (value === null || value === undefined) return '';
-  const text = String(value); // a finite number: the same text as JSON.stringify
-  return NEEDS_QUOTES.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  if (typeof value !== 'string') return String(value); // a finite number: the same text as JSON.stringify; true, false
+  return NEEDS_QUOTES.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 }
 
 /** One CSV line of the values, CRLF included. */

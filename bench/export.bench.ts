@@ -2,11 +2,10 @@
 // gzipped CSV and as Parquet, over HTTP from the real API (started as the tests start it), timed
 // from the request to the last byte and the digest trailer. Limit: 1 s on the embedded database.
 //
-// On a server (BENCH_DATABASE_URL=postgres://...: a database is created and dropped) the same files
-// are measured beside the database's own `COPY (SELECT * FROM candle_page(...)) TO STDOUT WITH
-// (FORMAT csv)` of the same rows, read to the end by the same process, in alternating rounds: the
-// export's rows/s must be at least half of COPY's. Not on the embedded database: there a COPY TO of
-// a month's rows (about 2 MB) leaves its one connection answering no further statement.
+// Beside them, in alternating rounds, the database's own `COPY (SELECT * FROM candle_page(...)) TO
+// STDOUT WITH (FORMAT csv)` of the same rows, read to the end by the same process. On a server
+// (BENCH_DATABASE_URL=postgres://...: a database is created and dropped) the export's rows/s must
+// be at least half of COPY's; on the embedded database the ratio is printed for reference.
 //
 // Run: node_modules/.bin/tsx bench/export.bench.ts   (or `make bench`)
 import crypto from 'node:crypto';
@@ -57,8 +56,12 @@ async function copyRows(t: TestApi, from: Date, to: Date): Promise<{ ms: number;
     SELECT format('COPY (SELECT * FROM candle_page(%L, %L, %L, %L, NULL)) TO STDOUT WITH (FORMAT csv)', '5m', 'BTCNGN', ${from}::timestamptz, ${to}::timestamptz) AS text`;
   const t0 = performance.now();
   const stream = await t.db.sql.unsafe(text).readable();
+  // read flowing, never paused: postgres.js 3.4.9 pauses its socket when a CopyData fills the
+  // stream's buffer and resumes it only when the stream is read again, which an ended stream never
+  // is; when the last CopyData paused it, the connection stayed paused and its next statement hung
   let bytes = 0;
-  for await (const chunk of stream) bytes += (chunk as Buffer).length;
+  stream.on('data', (chunk: Buffer) => (bytes += chunk.length));
+  await new Promise<void>((resolve, reject) => stream.once('end', resolve).once('error', reject));
   return { ms: since(t0), bytes };
 }
 
@@ -95,7 +98,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < ROUNDS; i++) {
       runs.csv.push(await fetchFile(t.api.url, path('csv'), key));
       runs.parquet.push(await fetchFile(t.api.url, path('parquet'), key));
-      if (ON_SERVER) runs.copy.push(await copyRows(t, from, to));
+      runs.copy.push(await copyRows(t, from, to));
     }
     for (const r of [...runs.csv, ...runs.parquet]) check(r.digestOk, 'a file whose Content-Digest trailer is not the SHA-256 of its bytes');
 
@@ -106,18 +109,21 @@ async function main(): Promise<void> {
         ['file', 'rows', 'bytes', 'ms (median)', 'rows/s'],
         ['gzipped CSV', n, runs.csv[0]!.bytes, round(ms.csv, 1), Math.round(rowsPerSecond(ms.csv))],
         ['Parquet', n, runs.parquet[0]!.bytes, round(ms.parquet, 1), Math.round(rowsPerSecond(ms.parquet))],
-        ...(ON_SERVER ? [['COPY (candle_page) TO STDOUT, csv', n, runs.copy[0]!.bytes, round(median(runs.copy.map((r) => r.ms)), 1), Math.round(rowsPerSecond(median(runs.copy.map((r) => r.ms))))]] : []),
+        ['COPY (candle_page) TO STDOUT, csv', n, runs.copy[0]!.bytes, round(median(runs.copy.map((r) => r.ms)), 1), Math.round(rowsPerSecond(median(runs.copy.map((r) => r.ms))))],
       ]),
     );
     console.log('');
     const rows = [limitRow('month as gzipped CSV, ms', round(ms.csv, 1), LIMITS.monthMs), limitRow('month as Parquet, ms', round(ms.parquet, 1), LIMITS.monthMs)];
-    const copyMs = ON_SERVER ? median(runs.copy.map((r) => r.ms)) : null;
-    if (copyMs !== null) {
+    const copyMs = median(runs.copy.map((r) => r.ms));
+    if (ON_SERVER) {
       rows.push(limitRow("gzipped CSV rows/s / COPY's", round(copyMs / ms.csv, 2), LIMITS.copyRatio, true));
       rows.push(limitRow("Parquet rows/s / COPY's", round(copyMs / ms.parquet, 2), LIMITS.copyRatio, true));
     }
     console.log(table([['figure', 'value', 'limit', 'ratio'], ...rows]));
-    if (!ON_SERVER) console.log(`\n# against COPY ... TO (at least ${LIMITS.copyRatio}x its rows/s): skipped, it runs on a server (BENCH_DATABASE_URL=postgres://...)`);
+    if (!ON_SERVER) {
+      console.log(`\n# against COPY ... TO (at least ${LIMITS.copyRatio}x its rows/s): the limit is a server's (BENCH_DATABASE_URL=postgres://...), skipped here;`);
+      console.log(`# on the embedded database, for reference: gzipped CSV ${(copyMs / ms.csv).toFixed(2)}x, Parquet ${(copyMs / ms.parquet).toFixed(2)}x COPY's rows/s`);
+    }
     console.log('');
     console.log(
       JSON.stringify({
@@ -128,7 +134,7 @@ async function main(): Promise<void> {
         rows: n,
         csv: { ms: round(ms.csv), bytes: runs.csv[0]!.bytes },
         parquet: { ms: round(ms.parquet), bytes: runs.parquet[0]!.bytes },
-        copy: copyMs === null ? null : { ms: round(copyMs), bytes: runs.copy[0]!.bytes },
+        copy: { ms: round(copyMs), bytes: runs.copy[0]!.bytes },
       }),
     );
   } finally {

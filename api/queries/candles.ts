@@ -67,7 +67,9 @@ export async function pageBounds(sql: Sql, q: CandlePageQuery): Promise<{ last: 
 /**
  * The candles of [from, to) after `after`, oldest first, at most `limit`, in arrays of at most
  * `chunkRows`: one statement each. The first is read before this resolves, so that a failure there
- * is still the caller's to answer; each next one when the iterator is asked for it.
+ * is still the caller's to answer. Each next one is read while the one before is being used (the
+ * database works while the caller writes), and no further until the caller asks for that one:
+ * at most two chunks are held.
  */
 export async function candleChunks(sql: Sql, q: CandlePageQuery, chunkRows: number): Promise<AsyncGenerator<PageRow[], void>> {
   const read = (from: Date, left: number) => pageRows(sql, q.interval, q.pair, from, q.to, Math.min(chunkRows, left));
@@ -76,10 +78,12 @@ export async function candleChunks(sql: Sql, q: CandlePageQuery, chunkRows: numb
     let rows: PageRow[] = first;
     let left = q.limit;
     for (;;) {
-      if (rows.length) yield rows;
       left -= rows.length;
-      if (rows.length < chunkRows || left <= 0) return;
-      rows = await read(new Date(Date.parse(rows[rows.length - 1]!.t) + 1), left);
+      const next = rows.length === chunkRows && left > 0 ? read(new Date(Date.parse(rows[rows.length - 1]!.t) + 1), left) : null;
+      next?.catch(() => {}); // sends it now (postgres.js sends a query when it is awaited); a failure is met below, or by no one if the caller stops
+      if (rows.length) yield rows;
+      if (!next) return;
+      rows = await next;
     }
   })();
 }

@@ -6,6 +6,7 @@ import zlib from 'node:zlib';
 import { candleCsv, candleParquet } from '../candle-files.js';
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { validationError } from '../errors.js';
+import { GZIP_LEVEL } from '../middleware/compress.js';
 import { knownPair, requireInterval, requireTier, type Operation } from '../operation.js';
 import { PARQUET_TYPE } from '../parquet.js';
 import { candleChunks, settledThrough } from '../queries/candles.js';
@@ -33,8 +34,8 @@ const FORMATS = {
   parquet: { type: PARQUET_TYPE, extension: 'parquet' },
 } as const;
 
-/** zlib's default level, what `gzip` writes: a file is made once and kept, so size counts more than for an answer. */
-const FILE_GZIP_LEVEL = 6;
+/** The API's gzip level: on a month's CSV 5 % larger than zlib's default (6) in under half its time. */
+const FILE_GZIP_LEVEL = GZIP_LEVEL;
 /** Rows a statement reads: the embedded database's one connection serves other requests in between. */
 const CHUNK_ROWS = 2_000;
 /** The most candles a month holds: 31 days of 5-minute buckets. */
