@@ -69,7 +69,7 @@ export async function pageBounds(sql: Sql, q: CandlePageQuery): Promise<{ last: 
  * `chunkRows`: one statement each. The first is read before this resolves, so that a failure there
  * is still the caller's to answer. Each next one is read while the one before is being used (the
  * database works while the caller writes), and no further until the caller asks for that one:
- * at most two chunks are held.
+ * at most two chunks are held, and a caller that stops leaves at most that one statement behind.
  */
 export async function candleChunks(sql: Sql, q: CandlePageQuery, chunkRows: number): Promise<AsyncGenerator<PageRow[], void>> {
   const read = (from: Date, left: number) => pageRows(sql, q.interval, q.pair, from, q.to, Math.min(chunkRows, left));

@@ -3,13 +3,17 @@
 // standard reader (csv-parse; hyparquet, the writer's own reader) and compared with the JSON API's
 // candles; the content digest checked against the bytes; streaming shown by holding a statement.
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import zlib from 'node:zlib';
 import { parse } from 'csv-parse/sync';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { timestamp } from '../../api/format.js';
 import type { Sql } from '../../lib/db/connect.js';
+import { createLogger } from '../../lib/log.js';
 import { seedMonth, startTestApi, type TestApi } from '../support/api.js';
 
 let t: TestApi;
@@ -324,14 +328,20 @@ describe('a month streamed while it is read', () => {
   let held: ReturnType<typeof heldPages>;
   let second: TestApi;
 
+  const logFile = path.join(os.tmpdir(), `afrates-export-${crypto.randomBytes(4).toString('hex')}.log`);
+  const logLines = () => fs.readFileSync(logFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level: number; msg: string; err?: { code?: string } });
+
   beforeAll(async () => {
     held = heldPages(t.db.sql);
-    second = await startTestApi({ db: { ...t.db, sql: held.sql } }); // the same database, its statements watched
+    fs.writeFileSync(logFile, '');
+    // the same database, its statements watched; its log kept
+    second = await startTestApi({ db: { ...t.db, sql: held.sql }, log: createLogger('info', {}, logFile) });
   });
 
   afterAll(async () => {
     held?.state.release();
     await second?.close();
+    fs.rmSync(logFile, { force: true });
   });
 
   for (const format of ['csv', 'parquet']) {
@@ -360,6 +370,7 @@ describe('a month streamed while it is read', () => {
     const res = await raw(`/v1/exports/candles?pair=BTCNGN&month=${month}&interval=5m&format=csv`, second.keys.builder, {}, 'GET', second).catch((err: Error) => err);
     expect(res).toBeInstanceOf(Error);
     expect((res as NodeJS.ErrnoException).code).toBe('ECONNRESET');
+    await expect.poll(() => logLines().some((l) => l.level === 50 && l.msg === 'request failed' && l.err?.code === '57P01'), { timeout: 5_000 }).toBe(true);
     // the API answers the next request as ever
     held.reset();
     expect((await second.get(`/v1/exports/candles?pair=BTCNGN&month=${month}&interval=1d`, second.keys.builder)).status).toBe(200);
@@ -371,5 +382,25 @@ describe('a month streamed while it is read', () => {
     const res = await second.get(`/v1/exports/candles?pair=BTCNGN&month=${month}&interval=5m&format=parquet`, second.keys.builder);
     expect(res.status).toBe(503);
     expect(res.body).toMatchObject({ error: 'service_unavailable', status: 503 });
+  });
+
+  it('logs a download the client cancelled as the client leaving, not as a failure', async () => {
+    held.reset();
+    held.state.free = 1;
+    const before = logLines().length;
+    // the client resets its connection (TCP RST) once the file has begun: the server's read of it fails
+    await new Promise<void>((resolve, reject) => {
+      http
+        .get(`${second.api.url}/v1/exports/candles?pair=BTCNGN&month=${month}&interval=5m&format=csv`, { headers: { 'X-API-Key': second.keys.builder } }, (res) => {
+          res.once('data', () => {
+            res.socket.resetAndDestroy();
+            resolve();
+          });
+        })
+        .on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNRESET' ? undefined : reject(err)));
+    });
+    await expect.poll(() => logLines().some((l) => l.msg === 'client left before the answer ended'), { timeout: 5_000 }).toBe(true);
+    held.state.release();
+    expect(logLines().slice(before).filter((l) => l.level >= 50)).toEqual([]);
   });
 });
