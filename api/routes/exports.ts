@@ -91,16 +91,20 @@ export function mount(router: AppRouter, deps: AppDeps): void {
         ? byteStream(candleParquet(chunks, pair, full, { 'afrates.pair': pair.pair, 'afrates.interval': interval, 'afrates.month': q.month }))
         : through(byteStream(candleCsv(chunks, pair, full)), zlib.createGzip({ level: FILE_GZIP_LEVEL }));
 
-    ctx.type = format.type;
-    ctx.set('Content-Disposition', `attachment; filename="${pair.pair}-${interval}-${q.month}${complete ? '' : '-partial'}.${format.extension}"`);
-    ctx.set('X-Export-Complete', String(complete));
+    const headers = {
+      'Content-Disposition': `attachment; filename="${pair.pair}-${interval}-${q.month}${complete ? '' : '-partial'}.${format.extension}"`,
+      'X-Export-Complete': String(complete),
+    };
     if (ctx.method === 'HEAD') {
-      const { length, digest } = await digestOf(file);
+      const { length, digest } = await digestOf(file); // a failure here is still an error answer
       ctx.body = '';
-      ctx.set('Content-Digest', digest);
+      ctx.set({ ...headers, 'Content-Digest': digest });
+      ctx.type = format.type;
       ctx.length = length;
       return;
     }
+    ctx.set(headers);
+    ctx.type = format.type;
     sendStream(ctx, withDigestTrailer(ctx, file));
   });
 }
