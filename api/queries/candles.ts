@@ -65,13 +65,19 @@ export async function pageBounds(sql: Sql, q: CandlePageQuery): Promise<{ last: 
 }
 
 /**
+ * Rows a statement of a long read takes: the embedded database's one connection serves other
+ * requests between statements (about 50-100 ms each there), and two such chunks are all a reader holds.
+ */
+export const ROWS_PER_STATEMENT = 2_000;
+
+/**
  * The candles of [from, to) after `after`, oldest first, at most `limit`, in arrays of at most
  * `chunkRows`: one statement each. The first is read before this resolves, so that a failure there
  * is still the caller's to answer. Each next one is read while the one before is being used (the
  * database works while the caller writes), and no further until the caller asks for that one:
  * at most two chunks are held, and a caller that stops leaves at most that one statement behind.
  */
-export async function candleChunks(sql: Sql, q: CandlePageQuery, chunkRows: number): Promise<AsyncGenerator<PageRow[], void>> {
+export async function candleChunks(sql: Sql, q: CandlePageQuery, chunkRows = ROWS_PER_STATEMENT): Promise<AsyncGenerator<PageRow[], void>> {
   const read = (from: Date, left: number) => pageRows(sql, q.interval, q.pair, from, q.to, Math.min(chunkRows, left));
   const first = q.limit > 0 ? await read(firstFrom(q), q.limit) : [];
   return (async function* chunks() {

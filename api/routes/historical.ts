@@ -32,9 +32,6 @@ const query = {
   },
 } as const;
 
-/** Rows a statement reads of a CSV page: the embedded database's one connection serves others in between. */
-const CSV_CHUNK_ROWS = 2_000;
-
 const CSV_ONLY = 'CSV answers only';
 
 export const operations: Operation[] = [
@@ -126,7 +123,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
  */
 async function sendCsv(ctx: AppContext, deps: AppDeps, page: CandlePageQuery, pair: PairInfo, full: boolean): Promise<void> {
   const { last, until } = await pageBounds(deps.sql, page);
-  const chunks = await candleChunks(deps.sql, { ...page, to: until }, CSV_CHUNK_ROWS);
+  const chunks = await candleChunks(deps.sql, { ...page, to: until });
   ctx.set('X-Has-More', String(last !== null));
   if (last) {
     const cursor = timestamp(last);

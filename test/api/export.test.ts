@@ -12,6 +12,7 @@ import { parse } from 'csv-parse/sync';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { timestamp } from '../../api/format.js';
+import { ROWS_PER_STATEMENT } from '../../api/queries/candles.js';
 import type { Sql } from '../../lib/db/connect.js';
 import { createLogger } from '../../lib/log.js';
 import { seedMonth, startTestApi, type TestApi } from '../support/api.js';
@@ -213,7 +214,7 @@ describe('GET /v1/exports/candles', () => {
     const file = res.bytes.buffer.slice(res.bytes.byteOffset, res.bytes.byteOffset + res.bytes.length) as ArrayBuffer;
     const meta = parquetMetadata(file);
     expect(Number(meta.num_rows)).toBe(expected.length);
-    expect(meta.row_groups.length).toBe(Math.ceil(expected.length / 2_000)); // a row group a statement
+    expect(meta.row_groups.length).toBe(Math.ceil(expected.length / ROWS_PER_STATEMENT)); // a row group a statement
     const types = Object.fromEntries(meta.schema.slice(1).map((s) => [s.name, [s.type, s.repetition_type]]));
     expect(types).toMatchObject({ time: ['INT64', 'REQUIRED'], open: ['DOUBLE', 'REQUIRED'], vwap: ['DOUBLE', 'OPTIONAL'], settled: ['BOOLEAN', 'REQUIRED'], status: ['BYTE_ARRAY', 'REQUIRED'], sources_count: ['INT32', 'REQUIRED'] });
     expect(meta.key_value_metadata).toEqual(expect.arrayContaining([{ key: 'afrates.month', value: month }]));
