@@ -18,6 +18,8 @@ const NO_KEY = new Set(['/v1/health', '/v1/auth/free-key', '/v1/openapi.json', '
 const NOT_LIMITED = new Set(['/v1/health', ...PUBLIC_WEB]);
 
 const HAS_BODY = ['POST', 'PUT', 'PATCH', 'DELETE'];
+/** A connection's errors once the answer has begun that mean the client went away (a download cancelled): no fault of ours. */
+const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 
 /** Whether a request carries a body: a length over zero, or chunks. */
 function sendsBody(req: Koa.Request['req']): boolean {
@@ -66,6 +68,11 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(router.allowedMethods()); // 405 (or 501) with Allow: the envelope puts it in the error shape
 
   app.on('error', (err: unknown, ctx?: { state?: AppState }) => {
+    const e = err as { headerSent?: boolean; code?: string } | null;
+    if (e?.headerSent && CLIENT_GONE.has(e.code ?? '')) {
+      deps.log.info({ requestId: ctx?.state?.requestId, code: e.code }, 'client left before the answer ended');
+      return;
+    }
     deps.log.error({ err, requestId: ctx?.state?.requestId }, 'request failed');
   });
   app.on('unavailable', (err: unknown, ctx?: { state?: AppState }) => {

@@ -3,7 +3,7 @@
 import type { AppContext, AppDeps, AppRouter, PairInfo } from './context.js';
 import { ApiError, validationError, type ErrorCode } from './errors.js';
 import { timestamp } from '../lib/format.js';
-import { atLeast, tierLabel, type Tier } from './tiers.js';
+import { TIER_RULES, atLeast, tierLabel, type Tier } from './tiers.js';
 import type { ObjectSchema } from './validate.js';
 
 export interface Operation {
@@ -11,7 +11,7 @@ export interface Operation {
   /** Koa path, e.g. /v1/certificates/:pair */
   readonly path: string;
   readonly summary: string;
-  /** More than the summary says, for the OpenAPI document (what the key and limit rules add follows it). */
+  /** More than the summary says (formats, headers): the document's description, before the key and limit notes. */
   readonly description?: string;
   /** Lowest tier allowed; null = no API key needed. */
   readonly tier: Tier | null;
@@ -22,6 +22,10 @@ export interface Operation {
   readonly status?: number;
   /** The success response's media type (default application/json; text/event-stream for streams). */
   readonly contentType?: string;
+  /** Other media types the success may come in (CSV beside JSON, Parquet beside gzipped CSV): the schema of each. */
+  readonly otherContent?: Readonly<Record<string, object>>;
+  /** Headers of the success beyond those every answer has, by name. */
+  readonly successHeaders?: Readonly<Record<string, { readonly description: string; readonly schema: object }>>;
   /** OpenAPI operationId; default: the method and the path's words in camelCase (getCertificatesPairTimestamp). */
   readonly operationId?: string;
   /**
@@ -42,6 +46,15 @@ export function requireTier(ctx: AppContext, needed: Tier, what: string): void {
   const tier = ctx.state.customer?.tier ?? 'free';
   if (!atLeast(tier, needed)) {
     throw new ApiError(403, 'tier_restricted', `${what} requires the ${tierLabel(needed)} tier or higher; this key is ${tierLabel(tier)}.`);
+  }
+}
+
+/** 403 interval_not_available unless the caller's tier has candles of `interval`. */
+export function requireInterval(ctx: AppContext, interval: '5m' | '1h' | '1d'): void {
+  const tier = ctx.state.customer?.tier ?? 'free';
+  const { intervals } = TIER_RULES[tier];
+  if (!intervals.includes(interval)) {
+    throw new ApiError(403, 'interval_not_available', `The ${interval} interval is not available on the ${tierLabel(tier)} tier (${intervals.join(', ')}).`);
   }
 }
 

@@ -10,6 +10,7 @@ const ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
 const EXPOSE_HEADERS = [
   'X-Afrates-Data', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy',
   'Retry-After', 'X-Request-Id', 'X-Quota-Limit', 'X-Quota-Remaining', 'Link',
+  'X-Has-More', 'X-Next-Cursor', 'X-Export-Complete', 'Content-Disposition', 'Content-Digest',
 ].join(', ');
 const PREFLIGHT_MAX_AGE_SECONDS = '600';
 

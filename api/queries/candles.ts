@@ -1,6 +1,9 @@
-// Candle queries for GET /v1/rates/historical: one query a page (sql/views/40_candles_with_synthetic.sql: candle_page).
-// Keyset pagination on the bucket: a page is the first `limit` buckets strictly after the cursor;
-// never OFFSET.
+// Candle queries for GET /v1/rates/historical and GET /v1/exports/candles: pages of candles
+// (sql/views/40_candles_with_synthetic.sql: candle_page). Keyset pagination on the bucket: a page
+// is the first `limit` buckets strictly after the cursor; never OFFSET. A long range (a CSV page,
+// a month's file) is read in statements of a bounded number of rows, each when the reader asks
+// for it: the embedded database's one connection serves other requests in between, and the
+// range is never held in memory at once.
 import type { Sql } from '../../lib/db/connect.js';
 
 /**
@@ -41,7 +44,62 @@ export interface CandlePageQuery {
 
 /** Up to limit + 1 candles, so the caller knows whether there is another page. */
 export function candlePage(sql: Sql, q: CandlePageQuery) {
-  // strictly after the cursor: buckets start on whole minutes, so one millisecond later will do
-  const from = q.after ? new Date(Math.max(q.after.getTime() + 1, q.from.getTime())) : q.from;
-  return sql<PageRow[]>`SELECT * FROM candle_page(${q.interval}, ${q.pair}, ${from}, ${q.to}, ${q.limit + 1})`;
+  return pageRows(sql, q.interval, q.pair, firstFrom(q), q.to, q.limit + 1);
+}
+
+// strictly after the cursor: buckets start on whole minutes, so one millisecond later will do
+const firstFrom = (q: { readonly from: Date; readonly after: Date | null }) => (q.after ? new Date(Math.max(q.after.getTime() + 1, q.from.getTime())) : q.from);
+
+function pageRows(sql: Sql, interval: string, pair: string, from: Date, to: Date, limit: number) {
+  return sql<PageRow[]>`SELECT * FROM candle_page(${interval}, ${pair}, ${from}, ${to}, ${limit})`;
+}
+
+/**
+ * Where a page of `limit` candles ends, found before it is read (one index read each): `last`,
+ * the bucket of its last candle when a candle follows it (the page's next cursor), else null;
+ * `until`, the exclusive end of the page's buckets.
+ */
+export async function pageBounds(sql: Sql, q: CandlePageQuery): Promise<{ last: Date | null; until: Date }> {
+  const from = firstFrom(q);
+  const [row] = await sql<{ last: Date; next: Date }[]>`
+    SELECT candles_until(${q.interval}, ${q.pair}, ${from}, ${q.to}, ${q.limit - 1}) AS last,
+           candles_until(${q.interval}, ${q.pair}, ${from}, ${q.to}, ${q.limit}) AS next`;
+  const more = row!.next.getTime() < q.to.getTime();
+  return { last: more ? row!.last : null, until: row!.next };
+}
+
+/**
+ * Rows a statement of a long read takes: the embedded database's one connection serves other
+ * requests between statements (about 50-100 ms each there), and two such chunks are all a reader holds.
+ */
+export const ROWS_PER_STATEMENT = 2_000;
+
+/**
+ * The candles of [from, to) after `after`, oldest first, at most `limit`, in arrays of at most
+ * `chunkRows`: one statement each. The first is read before this resolves, so that a failure there
+ * is still the caller's to answer. Each next one is read while the one before is being used (the
+ * database works while the caller writes), and no further until the caller asks for that one:
+ * at most two chunks are held, and a caller that stops leaves at most that one statement behind.
+ */
+export async function candleChunks(sql: Sql, q: CandlePageQuery, chunkRows = ROWS_PER_STATEMENT): Promise<AsyncGenerator<PageRow[], void>> {
+  const read = (from: Date, left: number) => pageRows(sql, q.interval, q.pair, from, q.to, Math.min(chunkRows, left));
+  const first = q.limit > 0 ? await read(firstFrom(q), q.limit) : [];
+  return (async function* chunks() {
+    let rows: PageRow[] = first;
+    let left = q.limit;
+    for (;;) {
+      left -= rows.length;
+      const next = rows.length === chunkRows && left > 0 ? read(new Date(Date.parse(rows[rows.length - 1]!.t) + 1), left) : null;
+      next?.catch(() => {}); // sends it now (postgres.js sends a query when it is awaited); a failure is met below, or by no one if the caller stops
+      if (rows.length) yield rows;
+      if (!next) return;
+      rows = await next;
+    }
+  })();
+}
+
+/** Until when a pair's candles are settled (pair_settlement.settled_through); null: none yet. */
+export async function settledThrough(sql: Sql, pair: string): Promise<Date | null> {
+  const [row] = await sql<{ settled_through: Date }[]>`SELECT settled_through FROM pair_settlement WHERE pair = ${pair}`;
+  return row?.settled_through ?? null;
 }

@@ -1,15 +1,18 @@
-// GET /v1/rates/historical: OHLCV candles with per-candle verification, keyset-paginated.
-import type { AppContext, AppDeps, AppRouter } from '../context.js';
+// GET /v1/rates/historical: OHLCV candles with per-candle verification, keyset-paginated; as JSON,
+// or as CSV (format=csv, or Accept: text/csv) with the same rules and pages, the page's meta in
+// headers and its rows streamed as they are read.
+import { candleCsv } from '../candle-files.js';
+import { shapeCandle } from '../candles.js';
+import type { AppContext, AppDeps, AppRouter, PairInfo } from '../context.js';
+import { CSV_TYPE } from '../csv.js';
 import { ApiError, validationError } from '../errors.js';
-import { date, dayStart, numeric, parseTimestamp } from '../../lib/format.js';
-import { candlePage, type PageRow } from '../queries/candles.js';
-import { knownPair, type Operation } from '../operation.js';
-import { HISTORICAL_RESPONSE, type Candle, type HistoricalResponse } from '../schemas.js';
+import { date, dayStart, parseTimestamp, timestamp } from '../../lib/format.js';
+import { candleChunks, candlePage, pageBounds, type CandlePageQuery } from '../queries/candles.js';
+import { knownPair, requireInterval, type Operation } from '../operation.js';
+import { HISTORICAL_RESPONSE, TIMESTAMP, type HistoricalResponse } from '../schemas.js';
+import { byteStream, gzipEncoded, sendStream } from '../streamed.js';
 import { DEFAULT_PAGE, TIER_RULES, atLeast, tierLabel } from '../tiers.js';
 import { DATE, PAIR, parseQuery } from '../validate.js';
-import * as x from '../../lib/methodology/exact.js';
-import { METHODOLOGY_VERSION } from '../../lib/methodology/parameters.js';
-import * as v from '../../lib/methodology/rules.js';
 
 const DAY_MS = 86_400_000;
 const BUCKET_MS = { '5m': 300_000, '1h': 3_600_000, '1d': DAY_MS } as const;
@@ -24,62 +27,34 @@ const query = {
     end: { ...DATE, description: 'last UTC day, inclusive' },
     interval: { enum: ['5m', '1h', '1d'], default: '1h' },
     limit: { type: 'integer', minimum: 1, maximum: 10_000, description: `candles per page; default ${DEFAULT_PAGE}, at most the tier's maximum` },
-    cursor: { type: 'string', maxLength: 40, description: 'meta.next_cursor of the previous page, unchanged' },
+    cursor: { type: 'string', maxLength: 40, description: 'meta.next_cursor of the previous page (X-Next-Cursor for CSV), unchanged' },
+    format: { enum: ['json', 'csv'], description: 'json (the default) or csv; without it, `Accept: text/csv` asks for CSV' },
   },
 } as const;
 
+const CSV_ONLY = 'CSV answers only';
+
 export const operations: Operation[] = [
-  { method: 'get', path: '/v1/rates/historical', summary: 'OHLCV candles for one pair, cursor-paginated', tier: 'free', query, response: HISTORICAL_RESPONSE, errors: ['interval_not_available', 'history_limit_exceeded'] },
+  {
+    method: 'get',
+    path: '/v1/rates/historical',
+    summary: 'OHLCV candles for one pair, cursor-paginated',
+    description: [
+      'As JSON, or as CSV (`text/csv`) with `format=csv` or `Accept: text/csv`: the same parameters, limits, tier rules and pages, its rows streamed as they are read (gzip-encoded when Accept-Encoding allows). Errors are JSON either way. (The response below shows JSON only, so that a generated client types `data` as the JSON body.)',
+      "CSV is RFC 4180 (CRLF line ends): a header line, then a line per candle with the candle's fields flat, in this order: time, pair, open, high, low, close, vwap, total_volume, settled, status, data_quality, and for Builder and up confidence, divergence_pct, synthetic_price, sources_count. Values are written as the JSON shows them; an empty field is null.",
+      "A CSV page's meta is in headers: `X-Has-More` (true or false) and, when another page follows, `X-Next-Cursor` (meta.next_cursor: send it as `cursor`) and `Link: <url>; rel=\"next\"` (this request with that cursor).",
+    ].join('\n\n'),
+    tier: 'free',
+    query,
+    response: HISTORICAL_RESPONSE,
+    successHeaders: {
+      'X-Has-More': { description: `${CSV_ONLY}: whether another page follows (meta.has_more).`, schema: { type: 'string', enum: ['true', 'false'] } },
+      'X-Next-Cursor': { description: `${CSV_ONLY}, when another page follows: the cursor of the next page (meta.next_cursor).`, schema: TIMESTAMP },
+      Link: { description: `${CSV_ONLY}, when another page follows: \`<url>; rel="next"\`, this request with the next page's cursor.`, schema: { type: 'string' } },
+    },
+    errors: ['interval_not_available', 'history_limit_exceeded'],
+  },
 ];
-
-/** A candle's VWAP and synthetic price, exact, from its sums (null where a sum is missing). */
-function prices(c: PageRow) {
-  const volume = x.parseDecimal(c.volume);
-  const vwap = volume.n > 0n ? x.div(x.parseDecimal(c.pv), volume) : null;
-  const usdVolume = c.usd_volume === null ? null : x.parseDecimal(c.usd_volume);
-  const synthetic =
-    c.units_per_usd === null || c.usd_pv === null || !usdVolume || usdVolume.n === 0n
-      ? null
-      : x.mul(x.div(x.parseDecimal(c.usd_pv), usdVolume), x.parseDecimal(c.units_per_usd));
-  return { vwap, synthetic };
-}
-
-const parsed = (text: string | null) => (text === null ? x.ZERO : x.parseDecimal(text));
-
-function verification(c: PageRow, p: ReturnType<typeof prices>, quote: string, full: boolean): Candle['verification'] {
-  const div = p.vwap ? v.divergence(p.vwap, p.synthetic) : null;
-  const out: Candle['verification'] = {
-    status: v.verificationStatus(div, quote),
-    data_quality: c.venues >= 2 ? 'high' : c.venues === 1 ? 'medium' : 'low',
-  };
-  if (full) {
-    const mean = parsed(c.venue_mean);
-    const dispersion = c.venues < 2 || mean.n <= 0n ? x.ZERO : x.div(x.sub(parsed(c.venue_max), parsed(c.venue_min)), mean);
-    out.confidence = v.confidence({ sources: c.venues, dispersion, divergence: div, quote, ageSeconds: 0 });
-    out.divergence_pct = div === null ? null : v.percent(div);
-    out.synthetic_price = p.synthetic ? Number(v.publishedRate(p.synthetic)) : null;
-    out.sources_count = c.venues;
-  }
-  return out;
-}
-
-/** One candle as the contract shows it (JSON numbers: the published rounding, lib/methodology). */
-export function candleOf(c: PageRow, pair: { pair: string; quote: string }, full: boolean): Candle {
-  const p = prices(c);
-  return {
-    time: c.t,
-    pair: pair.pair,
-    open: numeric(c.open),
-    high: numeric(c.high),
-    low: numeric(c.low),
-    close: numeric(c.close),
-    vwap: p.vwap ? Number(v.publishedRate(p.vwap)) : null,
-    total_volume: numeric(c.volume),
-    settled: c.settled,
-    verification: verification(c, p, pair.quote, full),
-    methodology_version: METHODOLOGY_VERSION,
-  };
-}
 
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/rates/historical', async (ctx: AppContext) => {
@@ -93,9 +68,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     if (to <= from) throw validationError("'end' must not be before 'start'");
     const limit = q.limit ?? Math.min(DEFAULT_PAGE, rules.maxPage);
     if (limit > rules.maxPage) throw validationError(`'limit' must be from 1 to ${rules.maxPage} on the ${tierLabel(tier)} tier`);
-    if (!rules.intervals.includes(interval)) {
-      throw new ApiError(403, 'interval_not_available', `The ${interval} interval is not available on the ${tierLabel(tier)} tier (${rules.intervals.join(', ')}).`);
-    }
+    requireInterval(ctx, interval);
     let after: Date | null = null;
     if (q.cursor !== undefined) {
       after = parseTimestamp(q.cursor);
@@ -118,16 +91,20 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       }
     }
 
-    const rows = await candlePage(deps.sql, { pair: pair.pair, interval, from, to, after, limit });
+    const request: CandlePageQuery = { pair: pair.pair, interval, from, to, after, limit };
+    const full = atLeast(tier, 'builder');
+    ctx.vary('Accept');
+    if (q.format ? q.format === 'csv' : ctx.accepts('application/json', 'text/csv') === 'text/csv') return sendCsv(ctx, deps, request, pair, full);
+
+    const rows = await candlePage(deps.sql, request);
     const hasMore = rows.length > limit;
     const page = hasMore ? rows.slice(0, limit) : rows;
-    const full = atLeast(tier, 'builder');
     ctx.body = {
       pair: pair.pair,
       interval,
       start: q.start,
       end: q.end,
-      data: page.map((c) => candleOf(c, pair, full)),
+      data: page.map((c) => shapeCandle(c, pair.pair, pair.quote, full)),
       meta: {
         request_id: ctx.state.requestId,
         row_count: page.length,
@@ -138,4 +115,23 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       },
     } satisfies HistoricalResponse;
   });
+}
+
+/**
+ * The page as CSV. Where it ends is found first (one index read), so that its meta can go in the
+ * headers; then its rows are read and sent a statement at a time.
+ */
+async function sendCsv(ctx: AppContext, deps: AppDeps, page: CandlePageQuery, pair: PairInfo, full: boolean): Promise<void> {
+  const { last, until } = await pageBounds(deps.sql, page);
+  const chunks = await candleChunks(deps.sql, { ...page, to: until });
+  ctx.set('X-Has-More', String(last !== null));
+  if (last) {
+    const cursor = timestamp(last);
+    const next = new URLSearchParams(ctx.querystring);
+    next.set('cursor', cursor);
+    ctx.set('X-Next-Cursor', cursor);
+    ctx.set('Link', `<${ctx.path}?${next}>; rel="next"`);
+  }
+  ctx.type = CSV_TYPE;
+  sendStream(ctx, gzipEncoded(ctx, byteStream(candleCsv(chunks, pair, full))));
 }

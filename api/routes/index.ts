@@ -6,6 +6,7 @@ import * as board from './board.js';
 import * as certificates from './certificates.js';
 import * as eod from './eod.js';
 import * as fixings from './fixings.js';
+import * as exportFiles from './exports.js';
 import * as health from './health.js';
 import * as historical from './historical.js';
 import * as indices from './indices.js';
@@ -20,5 +21,5 @@ import * as stream from './stream.js';
 import * as transparency from './transparency.js';
 import * as webhooks from './webhooks.js';
 
-export const routeModules: readonly RouteModule[] = [auth, live, historical, eod, spread, premium, indices, pairs, status, health, certificates, fixings, restatements, methodology, transparency, stream, account, webhooks, board];
+export const routeModules: readonly RouteModule[] = [auth, live, historical, exportFiles, eod, spread, premium, indices, pairs, status, health, certificates, fixings, restatements, methodology, transparency, stream, account, webhooks, board];
 export const operations = routeModules.flatMap((m) => m.operations);

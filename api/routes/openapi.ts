@@ -119,8 +119,11 @@ export function buildOpenApi(all: readonly Operation[], opts: OpenApiOptions): o
     schemas[name] = op.response;
     const success = {
       description: op.status === 201 ? 'Created' : 'OK',
-      headers: headersOf({ limited }),
-      content: { [op.contentType ?? 'application/json']: { schema: { $ref: `#/components/schemas/${name}` }, ...withExamples(examples.responses[operationId]) } },
+      headers: { ...headersOf({ limited }), ...op.successHeaders },
+      content: {
+        [op.contentType ?? 'application/json']: { schema: { $ref: `#/components/schemas/${name}` }, ...withExamples(examples.responses[operationId]) },
+        ...Object.fromEntries(Object.entries(op.otherContent ?? {}).map(([type, schema]) => [type, { schema }])),
+      },
     };
 
     const byResponse = new Map<string, ErrorCode[]>();
@@ -148,7 +151,7 @@ export function buildOpenApi(all: readonly Operation[], opts: OpenApiOptions): o
         operationId,
         tags: [tag],
         summary: op.summary,
-        description: op.description ? `${op.description}\n\n${keyText} ${limitText}` : `${keyText} ${limitText}`,
+        description: `${op.description ? `${op.description}\n\n` : ''}${keyText} ${limitText}`,
         security: op.tier ? security : [],
         parameters: [...parameters(op.params, 'path'), ...parameters(op.query, 'query')],
         ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: op.body, ...withExamples(examples.requests[operationId]) } } } } : {}),

@@ -42,6 +42,7 @@ function valid(name: string, schema: Record<string, unknown>): string | undefine
   if (name === 'timestamp') return new Date(Math.floor((Date.now() - 3_600_000) / 300_000) * 300_000).toISOString().replace('.000Z', '+00:00');
   if (name === 'email') return baseEmail;
   if (schema.format === 'date') return name === 'end' ? today : yesterday;
+  if (name === 'month') return today.slice(0, 7);
   if (Array.isArray(schema.enum)) return String(schema.enum[0]);
   if (schema.type === 'boolean') return 'false';
   if (schema.type === 'integer' || schema.type === 'number') return String(schema.minimum ?? 1);

@@ -120,6 +120,21 @@ export async function seedMarket(db: Database, hours: number): Promise<{ trades:
   return { trades, start };
 }
 
+/**
+ * A whole UTC month (`YYYY-MM`) of BTCNGN trades (luno, quidax) and the BTCUSDT leg (binance) its
+ * synthetic price reads, with FX, aggregates refreshed: `tradesPerHour` per venue.
+ */
+export async function seedMonth(db: Database, month: string, tradesPerHour: number): Promise<{ from: Date; to: Date; trades: number }> {
+  const from = new Date(`${month}-01T00:00:00Z`);
+  const to = new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth() + 1, 1));
+  const hours = (to.getTime() - from.getTime()) / 3_600_000;
+  const trades = generateTrades({ seed: 29, start: from, hours, listings: { BTCNGN: ['luno', 'quidax'], BTCUSDT: ['binance'] }, tradesPerHour });
+  await insertTrades(db.sql, trades);
+  await insertFxRates(db.sql, generateFx(from, hours + 1));
+  await refreshAggregates(db.sql);
+  return { from, to, trades: trades.length };
+}
+
 export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> {
   const db = opts.db ?? (await openTestDatabase());
   // a second instance on the same database finds the market already there

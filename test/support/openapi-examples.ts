@@ -43,9 +43,13 @@ export interface Captured extends Call {
   readonly headers: Readonly<Record<string, string>>;
   /** the response's headers, lower-case names */
   readonly responseHeaders: Readonly<Record<string, string>>;
-  /** the JSON body (for an event stream: the data of its first event) */
+  /** the JSON body (for an event stream: the data of its first event; for a file, undefined: no example) */
   readonly value: unknown;
 }
+
+/** A success that is a file (gzip, Parquet), not JSON or text: the document shows no example of it. */
+export const isFile = (c: Pick<Captured, 'status' | 'responseHeaders'>): boolean =>
+  c.status < 300 && !/^(application\/json|text\/)/.test(c.responseHeaders['content-type'] ?? '');
 
 const day = (offsetDays: number) => new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
 
@@ -56,6 +60,7 @@ const SAMPLE: Readonly<Record<string, () => string>> = {
   date: () => day(-1),
   start: () => day(0),
   end: () => day(0),
+  month: () => day(0).slice(0, 7),
 };
 
 const opOf = (operationId: string) => operations.find((o) => operationIdOf(o) === operationId);
@@ -244,7 +249,12 @@ async function send(t: TestApi, call: Call): Promise<Captured> {
   const headers: Record<string, string> = { ...(apiKey ? { 'X-API-Key': apiKey } : {}), ...(call.body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...call.headers };
   const res = await fetch(`${t.api.url}${call.url}`, { method: call.method.toUpperCase(), headers, body: call.body === undefined ? undefined : JSON.stringify(call.body) });
   const responseHeaders = Object.fromEntries(res.headers.entries());
-  const value = res.status < 300 && responseHeaders['content-type']?.startsWith('text/event-stream') ? await firstEvent(res, () => t.api.deps.snapshot.refresh()) : await res.json();
+  const value =
+    res.status < 300 && responseHeaders['content-type']?.startsWith('text/event-stream')
+      ? await firstEvent(res, () => t.api.deps.snapshot.refresh())
+      : isFile({ status: res.status, responseHeaders })
+        ? void (await res.arrayBuffer())
+        : await res.json();
   if (res.status !== call.status && !(call.until && res.status === 200)) throw new Error(`${call.method.toUpperCase()} ${call.url}: expected ${call.status}, got ${res.status} ${JSON.stringify(value)}`);
   if (res.status < 300) captured.add(call.operationId);
   return { ...call, status: res.status, headers, responseHeaders, value };
@@ -273,7 +283,7 @@ export function examplesFrom(all: readonly Captured[]): ExamplesFile {
   const requests: Record<string, Record<string, Example>> = {};
   const errors: Record<string, Example> = {};
   for (const c of all) {
-    if (c.until && c.status < 300) continue;
+    if ((c.until && c.status < 300) || isFile(c)) continue;
     if (c.status >= 400) {
       errors[c.name] = { summary: summaryOf(c), value: c.value };
       continue;
