@@ -41,7 +41,7 @@ export const operations: Operation[] = [
     summary: 'OHLCV candles for one pair, cursor-paginated',
     description: [
       'As JSON, or as CSV (`text/csv`) with `format=csv` or `Accept: text/csv`: the same parameters, limits, tier rules and pages, its rows streamed as they are read (gzip-encoded when Accept-Encoding allows). Errors are JSON either way. (The response below shows JSON only, so that a generated client types `data` as the JSON body.)',
-      "CSV is RFC 4180 (CRLF line ends): a header line, then a line per candle with the candle's fields flat, in this order: time, pair, open, high, low, close, vwap, total_volume, settled, status, data_quality, and for Builder and up confidence, divergence_pct, synthetic_price, sources_count. Values are written as the JSON shows them; an empty field is null.",
+      "CSV is RFC 4180 (CRLF line ends): a header line, then a line per candle with the candle's fields flat, in this order: time, pair, open, high, low, close, vwap, total_volume, settled, methodology_version, status, data_quality, and for Builder and up confidence, divergence_pct, synthetic_price, sources_count. Values are written as the JSON shows them; an empty field is null.",
       "A CSV page's meta is in headers: `X-Has-More` (true or false) and, when another page follows, `X-Next-Cursor` (meta.next_cursor: send it as `cursor`) and `Link: <url>; rel=\"next\"` (this request with that cursor).",
     ].join('\n\n'),
     tier: 'free',

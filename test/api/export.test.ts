@@ -110,7 +110,7 @@ describe('GET /v1/rates/historical as CSV', () => {
     const json = await t.get(url, t.keys.free);
     const csv = await t.get(`${url}&format=csv`, t.keys.free);
     const records: Record<string, string>[] = parse(csv.body as string, { columns: true });
-    expect(Object.keys(records[0]!)).toEqual(['time', 'pair', 'open', 'high', 'low', 'close', 'vwap', 'total_volume', 'settled', 'status', 'data_quality']);
+    expect(Object.keys(records[0]!)).toEqual(['time', 'pair', 'open', 'high', 'low', 'close', 'vwap', 'total_volume', 'settled', 'methodology_version', 'status', 'data_quality']);
     expect(records.map((r) => Object.values(r))).toEqual((json.body.data as Json[]).map((c) => Object.values(flat(c)).map(csvText)));
   });
 
@@ -255,11 +255,11 @@ describe('GET /v1/exports/candles', () => {
   it('gives an empty month as a file with its columns and no rows', async () => {
     const key = await t.key('builder');
     const csv = await raw(url('csv', '2020-01', '1d'), key);
-    expect(zlib.gunzipSync(csv.bytes).toString()).toBe('time,pair,open,high,low,close,vwap,total_volume,settled,status,data_quality,confidence,divergence_pct,synthetic_price,sources_count\r\n');
+    expect(zlib.gunzipSync(csv.bytes).toString()).toBe('time,pair,open,high,low,close,vwap,total_volume,settled,methodology_version,status,data_quality,confidence,divergence_pct,synthetic_price,sources_count\r\n');
     const parquet = await raw(url('parquet', '2020-01', '1d'), key);
     const file = parquet.bytes.buffer.slice(parquet.bytes.byteOffset, parquet.bytes.byteOffset + parquet.bytes.length) as ArrayBuffer;
     expect(Number(parquetMetadata(file).num_rows)).toBe(0);
-    expect(parquetMetadata(file).schema.length).toBe(16);
+    expect(parquetMetadata(file).schema.length).toBe(17); // the root and a column per field
   });
 
   it('is for Builder and up, counted as one request', async () => {
