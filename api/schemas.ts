@@ -536,9 +536,9 @@ export const FIXING = {
 
 export const FIXINGS_RESPONSE = {
   type: 'object',
-  required: ['date', 'count', 'fixings'],
+  required: ['start', 'end', 'count', 'fixings'],
   additionalProperties: false,
-  properties: { date: DAY, count: INT, fixings: { type: 'array', items: FIXING } },
+  properties: { start: DAY, end: DAY, count: INT, fixings: { type: 'array', items: FIXING, description: 'by day, pair, local first' } },
 } as const;
 
 export const FIXING_DAY_RESPONSE = {

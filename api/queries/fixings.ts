@@ -12,14 +12,14 @@ export interface FixingRow {
   restated_at: Date | null;
 }
 
-/** The fixings of one day (its date in each fixing's zone), of one pair or all, local first. */
-export function fixingsOf(sql: Sql, date: string, pair: string | null) {
+/** The fixings of the days from `start` to `end` (each dated in its zone), of one pair or all: by day, pair, local first. */
+export function fixingsOf(sql: Sql, start: string, end: string, pair: string | null) {
   return sql<FixingRow[]>`
     SELECT f.id, f.kind, f.body, r.restated::text AS restated, r.restated_at
     FROM fixings f
     LEFT JOIN LATERAL (SELECT restated, restated_at FROM restatements WHERE subject = 'fixing' AND ref = f.id ORDER BY id DESC LIMIT 1) r ON true
-    WHERE f.date = ${date}::date AND (${pair}::text IS NULL OR f.pair = ${pair})
-    ORDER BY f.pair, f.kind`;
+    WHERE f.date BETWEEN ${start}::date AND ${end}::date AND (${pair}::text IS NULL OR f.pair = ${pair})
+    ORDER BY f.date, f.pair, f.kind`;
 }
 
 /** The id of one fixing, or undefined. */

@@ -4,8 +4,8 @@
 // and its replication bundle. A fixing never changes: a material change afterwards is a restatement.
 import zlib from 'node:zlib';
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
-import { notFound } from '../errors.js';
-import { date as dayOf } from '../../lib/format.js';
+import { notFound, validationError } from '../errors.js';
+import { date as dayOf, dayStart } from '../../lib/format.js';
 import { acceptsGzip } from '../middleware/compress.js';
 import { knownPair, requireTier, type Operation } from '../operation.js';
 import { bundleOf } from '../queries/certificates.js';
@@ -17,8 +17,14 @@ import { DATE, PAIR, parseParams, parseQuery } from '../validate.js';
 const listQuery = {
   type: 'object',
   additionalProperties: false,
-  properties: { pair: { ...PAIR, description: 'one pair; all pairs when absent' }, date: { ...DATE, description: "the fixings' day (each in its own zone); default today, UTC" } },
+  properties: {
+    pair: { ...PAIR, description: 'one pair; all pairs when absent' },
+    date: { ...DATE, description: "the fixings' day (each dated in its own zone); default today, UTC; or give start and end" },
+    start: { ...DATE, description: 'first day of a range (with end; at most 31 days)' },
+    end: { ...DATE, description: 'last day of a range, inclusive' },
+  },
 } as const;
+const MAX_DAYS = 31;
 const dayParams = { type: 'object', required: ['pair', 'date'], additionalProperties: false, properties: { pair: PAIR, date: DATE } } as const;
 const bundleParams = { type: 'object', required: ['pair', 'date', 'kind'], additionalProperties: false, properties: { pair: PAIR, date: DATE, kind: { enum: ['local', 'utc'] } } } as const;
 const noQuery = { type: 'object', additionalProperties: false, properties: {} } as const;
@@ -27,7 +33,7 @@ export const operations: Operation[] = [
   {
     method: 'get',
     path: '/v1/fixings',
-    summary: "Daily fixings of a day: each pair's rate at 16:00 in its quote currency's home zone (Lagos, Johannesburg, Nairobi, Accra, Kampala) and at 00:00 UTC, the VWAP of the hour before",
+    summary: "Daily fixings of a day or a range of days: each pair's rate at 16:00 in its quote currency's home zone (Lagos, Johannesburg, Nairobi, Accra, Kampala) and at 00:00 UTC, the VWAP of the hour before",
     tier: 'free',
     query: listQuery,
     response: FIXINGS_RESPONSE,
@@ -83,17 +89,23 @@ export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/fixings', async (ctx: AppContext) => {
     const q = parseQuery(listQuery, ctx);
     const pair = q.pair === undefined ? null : knownPair(deps, q.pair, 'pair').pair;
-    const day = q.date ?? dayOf(Date.now());
-    const rows = await fixingsOf(deps.sql, day, pair);
+    if (q.date !== undefined && (q.start !== undefined || q.end !== undefined)) throw validationError("give either 'date' or 'start' and 'end', not both");
+    if ((q.start === undefined) !== (q.end === undefined)) throw validationError("'start' and 'end' go together");
+    const start = q.start ?? q.date ?? dayOf(Date.now());
+    const end = q.end ?? start;
+    const days = (dayStart(end).getTime() - dayStart(start).getTime()) / 86_400_000;
+    if (days < 0) throw validationError("'end' must not be before 'start'");
+    if (days >= MAX_DAYS) throw validationError(`a range spans at most ${MAX_DAYS} days`);
+    const rows = await fixingsOf(deps.sql, start, end, pair);
     const tier = ctx.state.customer!.tier;
-    ctx.body = { date: day, count: rows.length, fixings: rows.map((r) => present(r, tier)) } satisfies FixingsResponse;
+    ctx.body = { start, end, count: rows.length, fixings: rows.map((r) => present(r, tier)) } satisfies FixingsResponse;
   });
 
   router.get('/v1/fixings/:pair/:date', async (ctx: AppContext) => {
     const p = parseParams(dayParams, ctx.params);
     parseQuery(noQuery, ctx);
     const pair = knownPair(deps, p.pair!, 'pair');
-    const rows = await fixingsOf(deps.sql, p.date!, pair.pair);
+    const rows = await fixingsOf(deps.sql, p.date!, p.date!, pair.pair);
     if (rows.length === 0) {
       throw notFound(`No fixing of ${pair.pair} on ${p.date}: a fixing is published once the hour before it has settled (at the latest ${Math.round(deps.config.settleAfterSeconds / 60)} minutes after its time).`);
     }

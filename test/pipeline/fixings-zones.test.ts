@@ -110,4 +110,15 @@ describe('fixings on Nairobi and Accra time, across midnight UTC', () => {
     expect(keys).toEqual(expect.arrayContaining(['BTCKES local', 'BTCGHS local']));
     expect(res.body.count).toBe(keys.length);
   });
+
+  it('lists a range of days for one pair, by day and local first, bounded to 31 days', async () => {
+    const res = await api.get('/v1/fixings?pair=BTCKES&start=2026-11-22&end=2026-11-23', api.keys.free);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ start: '2026-11-22', end: '2026-11-23' });
+    expect(res.body.fixings.map((f: { date: string; kind: string }) => `${f.date} ${f.kind}`)).toEqual(['2026-11-22 local', '2026-11-23 utc']);
+    for (const bad of ['start=2026-11-23&end=2026-11-22', 'start=2026-10-01&end=2026-11-23', 'start=2026-11-22', 'date=2026-11-22&start=2026-11-22&end=2026-11-23']) {
+      const r = await api.get(`/v1/fixings?pair=BTCKES&${bad}`, api.keys.free);
+      expect([r.status, r.body.error], bad).toEqual([400, 'validation_error']);
+    }
+  });
 });

@@ -26,7 +26,8 @@ let freeKey = '';
 beforeAll(async () => {
   ensureWebBuilt();
   fs.mkdirSync(SHOTS, { recursive: true });
-  [t, browser] = await Promise.all([startTestApi(), launch()]);
+  // a day and more of market, with the fixings it made due: the dashboard's fixings have some
+  [t, browser] = await Promise.all([startTestApi({ hours: 30, fixings: true }), launch()]);
   await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: t.api.url });
 }, 300_000);
 
@@ -138,6 +139,17 @@ describe('the dashboard', () => {
     await expect.poll(() => canvasDrawn(page, '#candles')).toBe(true);
     await accessible(page);
     await shot(page, 'dashboard', true);
+  });
+
+  it("shows the chosen pair's daily fixings as a chart and newest first in a table", async () => {
+    await page.waitForSelector('#fixings-chart[data-fixings]');
+    const published = await t.db.sql<{ id: string }[]>`SELECT id FROM fixings WHERE pair = 'BTCNGN' ORDER BY time DESC`;
+    expect(published.length).toBeGreaterThan(0);
+    expect(Number(await page.getAttribute('#fixings-chart', 'data-fixings'))).toBe(published.length);
+    await expect.poll(() => canvasDrawn(page, '#fixings-chart')).toBe(true);
+    const rows = await page.$$eval('#fixings tbody tr[data-fixing]', (trs) => trs.map((tr) => (tr as HTMLElement).dataset.fixing));
+    expect(rows).toEqual(published.slice(0, 14).map((r) => r.id));
+    await accessible(page);
   });
 
   it('creates a key, rotates it (the old one refused at once) and revokes one', async () => {

@@ -3,9 +3,10 @@
 // candles where the tier includes them; the live rate from the key's stream (/v1/rates/stream).
 import { call, errorText, type ApiFailure } from './api.js';
 import { CandleChart, type Candle } from './charts.js';
-import type { Account } from './dashboard.js';
+import type { Account } from './account.js';
 import { byId, el } from './dom.js';
 import * as fmt from './format.js';
+import { showFixings } from './dashboard-fixings.js';
 import { follow } from './sse.js';
 
 /** Days of candles drawn per interval: about 300 candles or fewer. */
@@ -93,7 +94,10 @@ export function startCharts(key: string, account: Account): void {
   const intervalSelect = byId<HTMLSelectElement>('chart-interval');
   intervalSelect.replaceChildren(...account.limits.intervals.map((i) => el('option', { value: i }, i)));
   intervalSelect.value = account.limits.intervals.includes('1h') ? '1h' : account.limits.intervals[0] ?? '1h';
-  const redraw = () => void draw(key, account, pairSelect.value, intervalSelect.value);
+  const redraw = () => {
+    void draw(key, account, pairSelect.value, intervalSelect.value);
+    void showFixings(key, pairSelect.value);
+  };
   pairSelect.onchange = redraw;
   intervalSelect.onchange = redraw;
   void call<{ data: Record<string, unknown> }>('/v1/board')

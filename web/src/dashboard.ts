@@ -8,26 +8,9 @@ import * as fmt from './format.js';
 import { forgetKey, keepKey, KEY_PATTERN, sessionKey } from './session.js';
 import { startCharts, stopCharts } from './dashboard-charts.js';
 import { hideWebhooks, showWebhooks, startWebhookForms } from './dashboard-webhooks.js';
+import type { Account, OwnKey } from './account.js';
 import { UsageChart } from './charts.js';
 
-export interface Account {
-  account: { id: number; tier: string; name: string | null; email: string | null; created_at: string };
-  key: OwnKey;
-  limits: { per_minute: number; per_month: number | null; intervals: string[]; history_days: number | null; max_page: number; streams_per_key: number };
-  usage: {
-    minute: { used: number; limit: number; resets_at: string };
-    month: { used: number; limit: number | null; resets_at: string };
-    daily: { date: string; requests: number }[];
-  };
-}
-interface OwnKey {
-  id: number;
-  prefix: string;
-  label: string | null;
-  created_at: string;
-  last_used_at: string | null;
-  current?: boolean;
-}
 interface NewKey {
   api_key: string;
   key: OwnKey;
