@@ -267,7 +267,9 @@ describe('certificates verified independently', () => {
       expect(run.python.code, `${label}\n${run.python.stdout}${run.python.stderr}`).toBe(0);
       expect(run.node.rate, label).toBe(rate);
       expect(run.node.checks.get('hmac')).toBe('ok');
-      expect([...run.node.checks.values()].every((c) => c === 'ok'), run.node.stdout).toBe(true);
+      // from files without a head and proof, the log is not checked (test/verify/log.test.ts checks it)
+      expect(run.node.checks.get('log inclusion')).toBe('skip');
+      expect([...run.node.checks].filter(([name]) => !name.startsWith('log ')).every(([, c]) => c === 'ok'), run.node.stdout).toBe(true);
 
       if (e.excluded.some((x) => x.reason === 'outlier')) cases.outlier++;
       if (e.excluded.some((x) => x.reason === 'stale')) cases.stale++;
@@ -394,6 +396,10 @@ describe('certificates verified independently', () => {
     expect(run.python.code, run.python.stdout).toBe(0);
     expect(run.node.rate).toBe(vwapText(e.trades.filter((t) => e.used.includes(t.venue))));
     expect(run.node.checks.get('hmac')).toBe('skip');
+    // and its place in the transparency log, under the newest signed head
+    expect(run.node.checks.get('log head')).toBe('ok');
+    expect(run.node.checks.get('log inclusion')).toBe('ok');
+    expect(run.node.stdout).toMatch(/^ok log inclusion: CERT-BTCZAR-20261120T100500Z is leaf \d+ of the tree of \d+ entries/m);
     // a bucket without a certificate: the API's 404, said plainly
     const missing = await both(['--url', api.api.url, '--key', api.keys.enterprise, '--pair', 'BTCZAR', '--time', stamp(T0 - BUCKET)]);
     expect(missing.node.code).toBe(1);
