@@ -11,7 +11,7 @@
 //   node afrates-verify.mjs --certificate cert.json --bundle bundle.json [--keys keys.json] [--head head.json --proof proof.json]
 //   node afrates-verify.mjs --url https://api.afrates.example --key API_KEY --pair BTCNGN --time 2026-11-24T10:05:00+00:00
 //   node afrates-verify.mjs --url https://api.afrates.example --key API_KEY --pair BTCNGN --fixing local --date 2026-11-24
-//   node afrates-verify.mjs --monitor --url https://api.afrates.example --head saved-head.json [--save]
+//   node afrates-verify.mjs --monitor --url https://api.afrates.example --head saved-head.json [--keys keys.json] [--save]
 //
 // Each check prints one line, `ok <check>: ...`, `FAIL <check>: ...` or `skip <check>: ...` (a
 // check that needs something not given, such as the HMAC secret), then the result. Exit status:
@@ -24,12 +24,13 @@ const USAGE = `usage:
   node afrates-verify.mjs --certificate FILE --bundle FILE [--keys FILE] [--head FILE --proof FILE | --no-log] [--hmac-secret SECRET]
   node afrates-verify.mjs --url BASE_URL --key API_KEY --pair PAIR --time TIMESTAMP [--no-log] [--hmac-secret SECRET]
   node afrates-verify.mjs --url BASE_URL --key API_KEY --pair PAIR --fixing local|utc --date YYYY-MM-DD [--no-log] [--hmac-secret SECRET]
-  node afrates-verify.mjs --monitor --url BASE_URL --head FILE [--save]
+  node afrates-verify.mjs --monitor --url BASE_URL --head FILE [--keys FILE] [--save]
 
   --certificate FILE  the certificate (GET /v1/certificates/{pair}/{timestamp}), or a fixing's
                       signed record (the "certificate" of a fixing in GET /v1/fixings/{pair}/{date})
   --bundle FILE       its replication bundle (GET .../bundle), plain or gzip
   --keys FILE         the signing keys (GET /v1/certificates/keys); without it the Ed25519 checks fail
+                      (with --monitor: keys saved earlier, else fetched from --url)
   --head FILE         a signed tree head of the transparency log (GET /v1/transparency/head)
   --proof FILE        the inclusion proof at that head's size (GET /v1/transparency/proof/inclusion?id=ID&tree_size=N)
   --no-log            skip the transparency log checks
@@ -905,7 +906,9 @@ function logChecks(r, log, keys, built) {
       const what = `the entry built from the ${built.kind} and its bundle`;
       f.push(differ === null ? `the logged entry ${show(p.entry)} is not a JSON object` : differ.length ? `the logged entry differs from ${what} in ${differ.join(', ')}` : `the logged entry is not the canonical JSON of ${what}`);
     }
-    if (p.leaf_hash !== leaf.toString('hex')) f.push(`leaf_hash ${show(p.leaf_hash)}, but SHA-256(0x00 || entry) is ${leaf.toString('hex')}`);
+    // the served leaf hash must be the served entry's; the path is checked from the entry built here
+    const servedLeaf = typeof p.entry === 'string' ? leafHashOf(p.entry).toString('hex') : null;
+    if (p.leaf_hash !== servedLeaf) f.push(`leaf_hash ${show(p.leaf_hash)} is not SHA-256(0x00 || entry) of the entry served`);
     const path = arr(p.audit_path);
     const index = p.leaf_index;
     if (!Array.isArray(p.audit_path) || path.some((h) => typeof h !== 'string' || !HEX64.test(h))) f.push('audit_path is not a list of SHA-256 hashes in hex');
@@ -984,8 +987,8 @@ function parseArgs(argv) {
   }
   const given = (...names) => names.filter((n) => o[n] !== undefined);
   if (o.monitor) {
-    const other = given('certificate', 'bundle', 'keys', 'hmac-secret', 'key', 'pair', 'time', 'fixing', 'date', 'proof', 'no-log');
-    if (other.length) usage(`--monitor takes --url, --head and --save, not --${other[0]}`);
+    const other = given('certificate', 'bundle', 'hmac-secret', 'key', 'pair', 'time', 'fixing', 'date', 'proof', 'no-log');
+    if (other.length) usage(`--monitor takes --url, --head, --keys and --save, not --${other[0]}`);
     if (o.url === undefined || o.head === undefined) usage('--monitor needs --url and --head');
     if (!/^https?:\/\/[^\s]+$/.test(o.url)) usage('--url must be an http(s) URL');
     return o;
@@ -1059,9 +1062,11 @@ function recordKind(record) {
   return { isFixing, kind: isFixing ? 'fixing' : 'certificate', id: isFixing ? cert.fixing_id : cert.certificate_id };
 }
 
-async function fetchKeys(base) {
-  const keys = obj(parseJson(await get(`${base}/v1/certificates/keys`), 'key list')).keys;
-  if (!Array.isArray(keys)) throw new Error('the key list has no "keys" array');
+/** The published keys, from the API (counted against `key`'s limit when given) or a file saved earlier. */
+async function loadKeys({ base, key, file }) {
+  const listed = file === undefined ? parseJson(await get(`${base}/v1/certificates/keys`, key), 'key list') : parseJson(readFile(file, 'key list'), 'key list');
+  const keys = obj(listed).keys;
+  if (!Array.isArray(keys)) throw new Error(`the key list has no "keys" array${file === undefined ? '' : ' (save GET /v1/certificates/keys as it is)'}`);
   return keys;
 }
 
@@ -1101,14 +1106,13 @@ async function load(o) {
       certificate = parseJson(await get(path, o.key), 'certificate');
       bundleBytes = await get(`${path}/bundle`, o.key);
     }
-    const keys = await fetchKeys(base);
+    const keys = await loadKeys({ base, key: o.key });
     const log = o['no-log'] ? { skip: '--no-log given' } : await fetchLog(base, certificate);
     return { certificate, bundleBytes, keys, log };
   }
   const certificate = parseJson(readFile(o.certificate, 'certificate'), 'certificate');
   const bundleBytes = inflate(readFile(o.bundle, 'bundle'));
-  const keys = o.keys === undefined ? null : obj(parseJson(readFile(o.keys, 'key list'), 'key list')).keys;
-  if (keys !== null && !Array.isArray(keys)) throw new Error('the key list has no "keys" array (save GET /v1/certificates/keys as it is)');
+  const keys = o.keys === undefined ? null : await loadKeys({ file: o.keys });
   let log;
   if (o['no-log']) log = { skip: '--no-log given' };
   else if (o.head === undefined) log = { skip: 'no --head and --proof given (--url fetches them)' };
@@ -1132,7 +1136,7 @@ async function runMonitor(o) {
     saved = parseJson(savedBytes, 'saved head');
     currentBytes = await get(`${base}/v1/transparency/head`);
     current = parseJson(currentBytes, 'current head');
-    keys = await fetchKeys(base);
+    keys = await loadKeys({ base, file: o.keys });
   } catch (e) {
     return finish([`afrates transparency log monitor: ${base}`, `FAIL input: ${e.message}`, 'result: FAIL (input)'], true);
   }

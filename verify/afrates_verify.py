@@ -11,7 +11,7 @@ binary floating point, and rounded once, half-even, as the methodology says.
   python3 afrates_verify.py --certificate cert.json --bundle bundle.json [--keys keys.json] [--head head.json --proof proof.json]
   python3 afrates_verify.py --url https://api.afrates.example --key API_KEY --pair BTCNGN --time 2026-11-24T10:05:00+00:00
   python3 afrates_verify.py --url https://api.afrates.example --key API_KEY --pair BTCNGN --fixing local --date 2026-11-24
-  python3 afrates_verify.py --monitor --url https://api.afrates.example --head saved-head.json [--save]
+  python3 afrates_verify.py --monitor --url https://api.afrates.example --head saved-head.json [--keys keys.json] [--save]
 
 Each check prints one line, `ok <check>: ...`, `FAIL <check>: ...` or `skip <check>: ...`, then
 the result; the report is the same, line for line, as the Node verifier's. Exit status: 0 when
@@ -52,12 +52,13 @@ USAGE = """usage:
   python3 afrates_verify.py --certificate FILE --bundle FILE [--keys FILE] [--head FILE --proof FILE | --no-log] [--hmac-secret SECRET]
   python3 afrates_verify.py --url BASE_URL --key API_KEY --pair PAIR --time TIMESTAMP [--no-log] [--hmac-secret SECRET]
   python3 afrates_verify.py --url BASE_URL --key API_KEY --pair PAIR --fixing local|utc --date YYYY-MM-DD [--no-log] [--hmac-secret SECRET]
-  python3 afrates_verify.py --monitor --url BASE_URL --head FILE [--save]
+  python3 afrates_verify.py --monitor --url BASE_URL --head FILE [--keys FILE] [--save]
 
   --certificate FILE  the certificate (GET /v1/certificates/{pair}/{timestamp}), or a fixing's
                       signed record (the "certificate" of a fixing in GET /v1/fixings/{pair}/{date})
   --bundle FILE       its replication bundle (GET .../bundle), plain or gzip
   --keys FILE         the signing keys (GET /v1/certificates/keys); without it the Ed25519 checks fail
+                      (with --monitor: keys saved earlier, else fetched from --url)
   --head FILE         a signed tree head of the transparency log (GET /v1/transparency/head)
   --proof FILE        the inclusion proof at that head's size (GET /v1/transparency/proof/inclusion?id=ID&tree_size=N)
   --no-log            skip the transparency log checks
@@ -1183,8 +1184,10 @@ def log_checks(r, log, keys, built):
                 f.append(f"the logged entry differs from {what} in {', '.join(differ)}")
             else:
                 f.append(f"the logged entry is not the canonical JSON of {what}")
-        if not same_value(p.get("leaf_hash"), leaf.hex()):
-            f.append(f"leaf_hash {show(p.get('leaf_hash'))}, but SHA-256(0x00 || entry) is {leaf.hex()}")
+        # the served leaf hash must be the served entry's; the path is checked from the entry built here
+        served_leaf = leaf_hash_of(p["entry"]).hex() if isinstance(p.get("entry"), str) else None
+        if not same_value(p.get("leaf_hash"), served_leaf):
+            f.append(f"leaf_hash {show(p.get('leaf_hash'))} is not SHA-256(0x00 || entry) of the entry served")
         path = arr(p.get("audit_path"))
         index = p.get("leaf_index")
         if not isinstance(p.get("audit_path"), list) or any(not is_hex64(h) for h in path):
@@ -1275,9 +1278,9 @@ def parse_args(argv):
         return [n for n in names if n in o]
 
     if o.get("monitor"):
-        other = given("certificate", "bundle", "keys", "hmac-secret", "key", "pair", "time", "fixing", "date", "proof", "no-log")
+        other = given("certificate", "bundle", "hmac-secret", "key", "pair", "time", "fixing", "date", "proof", "no-log")
         if other:
-            raise UsageError(f"--monitor takes --url, --head and --save, not --{other[0]}")
+            raise UsageError(f"--monitor takes --url, --head, --keys and --save, not --{other[0]}")
         if "url" not in o or "head" not in o:
             raise UsageError("--monitor needs --url and --head")
         if not URL.fullmatch(o["url"]):
@@ -1367,10 +1370,12 @@ def get(url, key=None):
         raise InputError(f"GET {url}: {getattr(e, 'reason', e)}") from e
 
 
-def fetch_keys(base):
-    keys = obj(parse_json(get(f"{base}/v1/certificates/keys"), "key list")).get("keys")
+def load_keys(base=None, key=None, path=None):
+    """The published keys, from the API (counted against `key`'s limit when given) or a file saved earlier."""
+    listed = parse_json(get(f"{base}/v1/certificates/keys", key), "key list") if path is None else parse_json(read_file(path, "key list"), "key list")
+    keys = obj(listed).get("keys")
     if not isinstance(keys, list):
-        raise InputError('the key list has no "keys" array')
+        raise InputError('the key list has no "keys" array' + ("" if path is None else " (save GET /v1/certificates/keys as it is)"))
     return keys
 
 
@@ -1409,17 +1414,12 @@ def load(o):
             path = f"{base}/v1/certificates/{o['pair']}/{urllib.parse.quote(o['time'], safe='')}"
             certificate = parse_json(get(path, o["key"]), "certificate")
             bundle_bytes = get(f"{path}/bundle", o["key"])
-        keys = fetch_keys(base)
+        keys = load_keys(base, key=o["key"])
         log = {"skip": "--no-log given"} if o.get("no-log") else fetch_log(base, certificate)
         return certificate, bundle_bytes, keys, log
     certificate = parse_json(read_file(o["certificate"], "certificate"), "certificate")
     bundle_bytes = inflate(read_file(o["bundle"], "bundle"))
-    keys = None
-    if "keys" in o:
-        listed = parse_json(read_file(o["keys"], "key list"), "key list")
-        keys = listed.get("keys") if isinstance(listed, dict) else None
-        if not isinstance(keys, list):
-            raise InputError('the key list has no "keys" array (save GET /v1/certificates/keys as it is)')
+    keys = load_keys(path=o["keys"]) if "keys" in o else None
     if o.get("no-log"):
         log = {"skip": "--no-log given"}
     elif "head" not in o:
@@ -1441,7 +1441,7 @@ def run_monitor(o):
         saved = parse_json(saved_bytes, "saved head")
         current_bytes = get(f"{base}/v1/transparency/head")
         current = parse_json(current_bytes, "current head")
-        keys = fetch_keys(base)
+        keys = load_keys(base, path=o.get("keys"))
     except InputError as e:
         return finish([f"afrates transparency log monitor: {base}", f"FAIL input: {e}", "result: FAIL (input)"], True)
     first = obj(saved).get("tree_size")
