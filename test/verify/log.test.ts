@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pipeline } from '../../pipeline/runner.js';
+import { insertFxRates } from '../../pipeline/store.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { rng } from '../support/market.js';
 import { SimWorld } from '../support/pipeline.js';
@@ -25,7 +26,7 @@ const TARGET = { pair: 'BTCZAR', bucket: T0 + 5 * MIN, id: 'CERT-BTCZAR-20261120
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-verify-log-'));
 const replay = path.join(dir, 'market.jsonl');
 
-/** An hour of trading from T0: BTCZAR on Luno and VALR, BTCUSDT on Binance (the synthetic price's leg), ZAR FX. */
+/** An hour of trading from T0: BTCZAR on Luno and VALR, BTCUSDT on Binance (the synthetic price's leg). */
 function writeReplay(): void {
   const random = rng(9162);
   const lines: string[] = [];
@@ -37,7 +38,6 @@ function writeReplay(): void {
       lines.push(JSON.stringify({ venue, pair, time: new Date(t).toISOString(), id: String(id++), price, amount, side: random() < 0.5 ? 'buy' : 'sell' }));
     }
   }
-  lines.push(JSON.stringify({ fx: 'coinbase', currency: 'ZAR', rate: 18.0625, time: new Date(T0 - 30 * MIN).toISOString() }));
   fs.writeFileSync(replay, `${lines.join('\n')}\n`);
 }
 writeReplay();
@@ -77,7 +77,8 @@ beforeAll(async () => {
   requirePythonCryptography();
   api = await startTestApi({ db: w.db });
   pipeline = w.pipeline({ env: { SETTLE_AFTER_SECONDS: '600' } });
-  await pipeline.runFxCycle();
+  const fxAt = new Date(T0 - 30 * MIN);
+  await insertFxRates(w.db.sql, [{ time: fxAt, currency: 'ZAR', unitsPerUsd: 18.0625, source: 'coinbase', sourceUpdatedAt: fxAt }]);
   await runUntil(T0 + 20 * MIN);
   fs.writeFileSync(keysFile, await getBytes('/v1/certificates/keys'));
 }, 300_000);
