@@ -1043,7 +1043,12 @@ function parseJson(bytes, what) {
 }
 
 async function get(url, key) {
-  const res = await fetch(url, { headers: { Accept: 'application/json', 'Accept-Encoding': 'gzip', ...(key ? { 'X-API-Key': key } : {}) } });
+  let res;
+  try {
+    res = await fetch(url, { headers: { Accept: 'application/json', 'Accept-Encoding': 'gzip', ...(key ? { 'X-API-Key': key } : {}) } });
+  } catch (e) {
+    throw new Error(`GET ${url}: ${e.cause?.message ?? e.message}`);
+  }
   const bytes = Buffer.from(await res.arrayBuffer());
   if (res.status !== 200) {
     let message = bytes.toString('utf8').slice(0, 300);
