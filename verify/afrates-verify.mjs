@@ -1,33 +1,49 @@
 #!/usr/bin/env node
-// afrates-verify.mjs: checks an afrates certificate against its replication bundle, alone.
+// afrates-verify.mjs: checks an afrates certificate or fixing against its replication bundle and
+// the transparency log, alone; and, as a monitor, that the log only grew since a head you kept.
 //
 // Needs Node 18 or later and nothing else (no npm install): it is written from the published
-// methodology (https://<afrates>/methodology, sections 4 to 12), not from the service's code.
-// Numbers are recomputed with exact rational arithmetic over BigInt from the bundle's decimal
-// strings, never binary floating point, and rounded once, half-even, as the methodology says.
+// methodology (https://<afrates>/methodology, sections 4 to 16) and RFC 9162, not from the
+// service's code. Numbers are recomputed with exact rational arithmetic over BigInt from the
+// bundle's decimal strings, never binary floating point, and rounded once, half-even, as the
+// methodology says.
 //
-//   node afrates-verify.mjs --certificate cert.json --bundle bundle.json [--keys keys.json] [--hmac-secret S]
+//   node afrates-verify.mjs --certificate cert.json --bundle bundle.json [--keys keys.json] [--head head.json --proof proof.json]
 //   node afrates-verify.mjs --url https://api.afrates.example --key API_KEY --pair BTCNGN --time 2026-11-24T10:05:00+00:00
+//   node afrates-verify.mjs --url https://api.afrates.example --key API_KEY --pair BTCNGN --fixing local --date 2026-11-24
+//   node afrates-verify.mjs --monitor --url https://api.afrates.example --head saved-head.json [--keys keys.json] [--save]
 //
 // Each check prints one line, `ok <check>: ...`, `FAIL <check>: ...` or `skip <check>: ...` (a
 // check that needs something not given, such as the HMAC secret), then the result. Exit status:
 // 0 when every check holds, 1 when any fails, 2 for a usage error.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import zlib from 'node:zlib';
 
 const USAGE = `usage:
-  node afrates-verify.mjs --certificate FILE --bundle FILE [--keys FILE] [--hmac-secret SECRET]
-  node afrates-verify.mjs --url BASE_URL --key API_KEY --pair PAIR --time TIMESTAMP [--hmac-secret SECRET]
+  node afrates-verify.mjs --certificate FILE --bundle FILE [--keys FILE] [--head FILE --proof FILE | --no-log] [--hmac-secret SECRET]
+  node afrates-verify.mjs --url BASE_URL --key API_KEY --pair PAIR --time TIMESTAMP [--no-log] [--hmac-secret SECRET]
+  node afrates-verify.mjs --url BASE_URL --key API_KEY --pair PAIR --fixing local|utc --date YYYY-MM-DD [--no-log] [--hmac-secret SECRET]
+  node afrates-verify.mjs --monitor --url BASE_URL --head FILE [--keys FILE] [--save]
 
-  --certificate FILE  the certificate (GET /v1/certificates/{pair}/{timestamp})
+  --certificate FILE  the certificate (GET /v1/certificates/{pair}/{timestamp}), or a fixing's
+                      signed record (the "certificate" of a fixing in GET /v1/fixings/{pair}/{date})
   --bundle FILE       its replication bundle (GET .../bundle), plain or gzip
   --keys FILE         the signing keys (GET /v1/certificates/keys); without it the Ed25519 checks fail
+                      (with --monitor: keys saved earlier, else fetched from --url)
+  --head FILE         a signed tree head of the transparency log (GET /v1/transparency/head)
+  --proof FILE        the inclusion proof at that head's size (GET /v1/transparency/proof/inclusion?id=ID&tree_size=N)
+  --no-log            skip the transparency log checks
   --hmac-secret S     the server's HMAC secret, to check audit.signature too (else skipped)
-  --url BASE_URL      fetch the certificate, its bundle and the keys from this afrates API
+  --url BASE_URL      fetch everything from this afrates API (the log's newest head and proof too)
   --key API_KEY       an Enterprise key for --url
   --pair PAIR         e.g. BTCNGN
-  --time TIMESTAMP    the bucket's start, e.g. 2026-11-24T10:05:00+00:00
+  --time TIMESTAMP    a certificate's bucket start, e.g. 2026-11-24T10:05:00+00:00
+  --fixing KIND       a fixing instead: local (16:00 in the quote currency's zone) or utc (00:00 UTC)
+  --date YYYY-MM-DD   the fixing's day
+  --monitor           check that the log only grew since the head in --head (no API key needed)
+  --save              with --monitor: after a success, write the current head into --head
 
 Exit status: 0 every check holds, 1 a check failed, 2 usage error.`;
 
@@ -67,6 +83,8 @@ const PUBLISHED = {
 const OPERATOR_SETTINGS = new Set(['settle_after_seconds']);
 /** The parameters used as exact fractions or percents (the others are counts, digits and seconds). */
 const EXACT = ['outlier_limit', 'verified_pct', 'caution_pct', 'verified_pct_ngn', 'caution_pct_ngn', 'agreement', 'dispersion_scale'];
+/** Each quote currency's home zone (IANA), where its local fixing is taken (methodology section 14). */
+const QUOTE_ZONES = { NGN: 'Africa/Lagos', ZAR: 'Africa/Johannesburg', KES: 'Africa/Nairobi', GHS: 'Africa/Accra', UGX: 'Africa/Kampala' };
 
 // ---- Exact rationals: { n, d } of BigInt, d > 0, in lowest terms ----
 
@@ -209,6 +227,84 @@ function iso(us) {
   return `${text}${fraction ? `.${String(fraction).padStart(6, '0')}` : ''}+00:00`;
 }
 const HOUR_US = 3_600_000_000n;
+const MINUTE_US = 60_000_000n;
+
+/** A zone's offset from UTC at an instant (microseconds), as +HH:MM, from the IANA time-zone data; null for a zone unknown here. */
+function zoneOffset(zone, us) {
+  let format;
+  try {
+    format = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  } catch {
+    return null;
+  }
+  const seconds = Number(us / 1_000_000n);
+  const part = Object.fromEntries(format.formatToParts(new Date(seconds * 1000)).map((x) => [x.type, x.value]));
+  // the zone's wall clock read as if it were UTC, minus the instant: the offset
+  const wall = Date.UTC(+part.year, +part.month - 1, +part.day, +part.hour, +part.minute, +part.second) / 1000;
+  const minutes = Math.round((wall - seconds) / 60);
+  const m = Math.abs(minutes);
+  return `${minutes < 0 ? '-' : '+'}${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`;
+}
+
+// ---- The transparency log's hashes (RFC 9162 section 2.1): SHA-256, leaves 0x00 || entry, nodes 0x01 || left || right ----
+
+const sha256 = (...parts) => crypto.createHash('sha256').update(Buffer.concat(parts)).digest();
+const leafHashOf = (entryText) => sha256(Buffer.of(0), Buffer.from(entryText, 'utf8'));
+const nodeHash = (left, right) => sha256(Buffer.of(1), left, right);
+const HEX64 = /^[0-9a-f]{64}$/;
+const odd = (x) => x % 2 === 1;
+const half = (x) => Math.floor(x / 2);
+const powerOfTwo = (x) => {
+  while (x > 1 && x % 2 === 0) x /= 2;
+  return x === 1;
+};
+
+/** RFC 9162 section 2.1.3.2: does `path` (hashes) prove the leaf `hash` at `index` in the tree of `size` leaves whose root is `root`? */
+function verifyInclusion(index, size, hash, path, root) {
+  if (index >= size) return false;
+  let fn = index;
+  let sn = size - 1;
+  let r = hash;
+  for (const p of path) {
+    if (sn === 0) return false;
+    if (odd(fn) || fn === sn) {
+      r = nodeHash(p, r);
+      if (!odd(fn)) {
+        while (!(odd(fn) || fn === 0)) [fn, sn] = [half(fn), half(sn)];
+      }
+    } else {
+      r = nodeHash(r, p);
+    }
+    [fn, sn] = [half(fn), half(sn)];
+  }
+  return sn === 0 && r.equals(root);
+}
+
+/** RFC 9162 section 2.1.4.2: does `path` prove the tree of `first` leaves (root `firstRoot`) a prefix of the tree of `second` (root `secondRoot`)? 0 < first < second. */
+function verifyConsistency(first, second, firstRoot, secondRoot, path) {
+  if (path.length === 0) return false;
+  // first a power of two: its root is a node of the proof the RFC leaves out
+  const p = powerOfTwo(first) ? [firstRoot, ...path] : [...path];
+  let fn = first - 1;
+  let sn = second - 1;
+  while (odd(fn)) [fn, sn] = [half(fn), half(sn)];
+  let fr = p[0];
+  let sr = p[0];
+  for (const c of p.slice(1)) {
+    if (sn === 0) return false;
+    if (odd(fn) || fn === sn) {
+      fr = nodeHash(c, fr);
+      sr = nodeHash(c, sr);
+      if (!odd(fn)) {
+        while (!(odd(fn) || fn === 0)) [fn, sn] = [half(fn), half(sn)];
+      }
+    } else {
+      sr = nodeHash(sr, c);
+    }
+    [fn, sn] = [half(fn), half(sn)];
+  }
+  return fr.equals(firstRoot) && sr.equals(secondRoot) && sn === 0;
+}
 
 // ---- The methodology's rules (sections 4 to 9), exactly ----
 
@@ -433,14 +529,17 @@ function verifyEd25519(keys, keyId, message, signature) {
 }
 
 /**
- * Every check of one certificate against its bundle. `bundleBytes` are the bundle as served
- * (uncompressed), `keys` the published keys (or null), `hmacSecret` optional.
+ * Every check of one certificate or fixing against its bundle, and of its place in the
+ * transparency log. `bundleBytes` are the bundle as served (uncompressed), `keys` the published
+ * keys (or null), `hmacSecret` optional, `log` what the log served (see logChecks).
  */
-function verify({ certificate, bundleBytes, keys, hmacSecret }) {
+function verify({ certificate, bundleBytes, keys, hmacSecret, log }) {
   const r = new Report();
   const cert = obj(certificate);
   const data = obj(cert.data);
   const audit = obj(cert.audit);
+  const { isFixing, kind, id } = recordKind(cert);
+  const fixing = obj(cert.fixing);
   const bundleText = bundleBytes.toString('utf8');
   let parsed;
   try {
@@ -463,6 +562,7 @@ function verify({ certificate, bundleBytes, keys, hmacSecret }) {
   const window = obj(bundle.window);
   const methodology = obj(bundle.methodology);
   const params = obj(methodology.parameters);
+  const fixingMinutes = Number.isInteger(params.fixing_window_minutes) && params.fixing_window_minutes > 0 ? params.fixing_window_minutes : PUBLISHED.fixing_window_minutes;
 
   r.check('bundle canonical', () => {
     r.expect('bundle canonical', canonical(bundle) === bundleText ? [] : ['the bundle is not canonical JSON (keys sorted, no whitespace)'], 'canonical JSON');
@@ -472,19 +572,53 @@ function verify({ certificate, bundleBytes, keys, hmacSecret }) {
     const f = [];
     const start = micros(window.start);
     const end = micros(window.end);
-    const seconds = Number.isInteger(params.bucket_seconds) && params.bucket_seconds > 0 ? params.bucket_seconds : PUBLISHED.bucket_seconds;
-    const bucket = BigInt(seconds) * 1_000_000n;
-    if (bundle.id !== cert.certificate_id) f.push(`bundle of ${show(bundle.id)}, not of ${show(cert.certificate_id)}`);
-    if (bundle.kind !== 'certificate') f.push(`bundle kind ${show(bundle.kind)}`);
-    for (const k of ['pair', 'base', 'quote']) if (bundle[k] !== data[k]) f.push(`${k} ${show(bundle[k])} in the bundle, ${show(data[k])} in the certificate`);
-    if (start === null || start !== micros(data.timestamp)) f.push(`window starts ${show(window.start)}, the certificate's time is ${show(data.timestamp)}`);
-    if (start === null || end === null || end - start !== bucket || start % bucket !== 0n) f.push(`window ${show(bundle.window)} is not one bucket of ${seconds} seconds`);
-    if (methodology.version !== cert.methodology_version) f.push(`methodology ${show(methodology.version)} in the bundle, ${show(cert.methodology_version)} in the certificate`);
     const time = micros(data.timestamp);
-    const expectedId = time === null ? null : `CERT-${text(data.pair)}-${iso(time).slice(0, 19).replace(/[-:]/g, '')}Z`;
-    if (expectedId === null || cert.certificate_id !== expectedId) f.push(`certificate id ${show(cert.certificate_id)} does not name ${show(data.pair)} at ${show(data.timestamp)}`);
+    if (bundle.id !== id) f.push(`bundle of ${show(bundle.id)}, not of ${show(id)}`);
+    if (bundle.kind !== kind) f.push(`bundle kind ${show(bundle.kind)}`);
+    if (isFixing && 'certificate_id' in cert) f.push('the record has both a certificate_id and a fixing_id');
+    for (const k of ['pair', 'base', 'quote']) if (bundle[k] !== data[k]) f.push(`${k} ${show(bundle[k])} in the bundle, ${show(data[k])} in the certificate`);
+    if (isFixing) {
+      // a fixing's time is its window's end: the fixing_window_minutes before it
+      if (end === null || end !== time) f.push(`window ends ${show(window.end)}, the fixing's time is ${show(data.timestamp)}`);
+      if (start === null || start !== micros(fixing.window_start) || end !== micros(fixing.window_end)) f.push(`window ${show(bundle.window)}, the fixing's is ${show({ start: fixing.window_start ?? null, end: fixing.window_end ?? null })}`);
+      if (start === null || end === null || end - start !== BigInt(fixingMinutes) * MINUTE_US) f.push(`window ${show(bundle.window)} is not the ${fixingMinutes} minutes before the fixing`);
+    } else {
+      const seconds = Number.isInteger(params.bucket_seconds) && params.bucket_seconds > 0 ? params.bucket_seconds : PUBLISHED.bucket_seconds;
+      const bucket = BigInt(seconds) * 1_000_000n;
+      if (start === null || start !== time) f.push(`window starts ${show(window.start)}, the certificate's time is ${show(data.timestamp)}`);
+      if (start === null || end === null || end - start !== bucket || start % bucket !== 0n) f.push(`window ${show(bundle.window)} is not one bucket of ${seconds} seconds`);
+    }
+    if (methodology.version !== cert.methodology_version) f.push(`methodology ${show(methodology.version)} in the bundle, ${show(cert.methodology_version)} in the certificate`);
+    const expectedId = time === null ? null : `${isFixing ? 'FIX' : 'CERT'}-${text(data.pair)}-${iso(time).slice(0, 19).replace(/[-:]/g, '')}Z`;
+    if (expectedId === null || id !== expectedId) f.push(`${kind} id ${show(id)} does not name ${show(data.pair)} at ${show(data.timestamp)}`);
     r.expect('bundle identity', f, `${text(bundle.id)}, ${text(bundle.pair)} from ${text(window.start)} to ${text(window.end)}`);
   });
+
+  // a fixing is taken at fixing_local_time in its quote currency's zone, or fixing_utc_time UTC, on its date there
+  if (isFixing) {
+    r.check('fixing', () => {
+      const f = [];
+      const time = micros(data.timestamp);
+      const known = fixing.kind === 'local' || fixing.kind === 'utc';
+      if (!known) f.push(`kind ${show(fixing.kind)} is neither local nor utc`);
+      const home = typeof data.quote === 'string' && Object.hasOwn(QUOTE_ZONES, data.quote) ? QUOTE_ZONES[data.quote] : null;
+      const zone = fixing.kind === 'utc' ? 'UTC' : home;
+      if (known && fixing.zone !== zone) f.push(`zone ${show(fixing.zone)}, the ${fixing.kind} fixing of a ${show(data.quote)} pair is taken in ${show(zone)}`);
+      const clockName = fixing.kind === 'utc' ? 'fixing_utc_time' : 'fixing_local_time';
+      const clock = typeof params[clockName] === 'string' && /^[0-9]{2}:[0-9]{2}$/.test(params[clockName]) ? params[clockName] : PUBLISHED[clockName];
+      if (fixing.time !== data.timestamp || fixing.window_end !== data.timestamp) f.push(`fixing time ${show(fixing.time)} and window end ${show(fixing.window_end)}, the record's time is ${show(data.timestamp)}`);
+      if (time === null || micros(fixing.window_start) !== time - BigInt(fixingMinutes) * MINUTE_US) f.push(`window start ${show(fixing.window_start)} is not ${fixingMinutes} minutes before ${show(data.timestamp)}`);
+      const local = typeof fixing.local_time === 'string' ? fixing.local_time : '';
+      if (time === null || micros(local) !== time) f.push(`local time ${show(fixing.local_time)} is not the instant ${show(data.timestamp)}`);
+      else if (local.slice(0, 19) !== `${text(fixing.date)}T${clock}:00`) f.push(`local time ${show(fixing.local_time)} is not ${clock} on ${show(fixing.date)}`);
+      else if (zone !== null) {
+        const offset = zoneOffset(zone, time);
+        if (offset === null) f.push(`no time-zone data for ${zone} here`);
+        else if (local.slice(19) !== offset) f.push(`local time ${show(fixing.local_time)}, but ${zone} is at ${offset} then`);
+      }
+      r.expect('fixing', f, `${text(fixing.kind)} fixing of ${text(fixing.date)}: ${clock} in ${text(zone)} (${local}) is ${text(data.timestamp)}, its window the ${fixingMinutes} minutes before`);
+    });
+  }
 
   r.check('certificate signature', () => {
     if (!keys) return r.fail('certificate signature', 'no keys to check it with (give --keys, or use --url)');
@@ -525,8 +659,15 @@ function verify({ certificate, bundleBytes, keys, hmacSecret }) {
     if (!Array.isArray(data.sources) || data.vwap_sources_count !== data.sources.length) f.push(`vwap_sources_count ${show(data.vwap_sources_count)} for the sources ${show(data.sources)}`);
     const market = p.market ?? 'real';
     if (market !== (bundle.market === 'simulated' ? 'simulated' : 'real')) f.push(`market ${show(market)} signed, the bundle says ${show(bundle.market)}`);
-    if (typeof p.rate !== 'string' || !decimal(p.rate)) f.push(`rate ${show(p.rate)} is not a decimal string`);
-    r.expect('signed payload', f, `pair, time and sources as the certificate states${market === 'simulated' ? ' (simulated market, so signed)' : ''}`);
+    if (isFixing) {
+      if (p.fixing !== fixing.kind) f.push(`fixing ${show(p.fixing)} signed, the record's kind is ${show(fixing.kind)}`);
+    } else if ('fixing' in p) {
+      f.push(`a fixing's payload (fixing ${show(p.fixing)}) on a certificate`);
+    }
+    // a fixing without trades signs a null rate; everything else a decimal string
+    if (!(typeof p.rate === 'string' && decimal(p.rate)) && !(isFixing && p.rate === null)) f.push(`rate ${show(p.rate)} is not a decimal string`);
+    const what = isFixing ? 'pair, time, sources and fixing kind' : 'pair, time and sources';
+    r.expect('signed payload', f, `${what} as the certificate states${market === 'simulated' ? ' (simulated market, so signed)' : ''}`);
   });
 
   // parameters: the bundle's, checked against the published ones (a value unusable for
@@ -553,18 +694,24 @@ function verify({ certificate, bundleBytes, keys, hmacSecret }) {
   let c = null;
   r.check('trades', () => {
     c = recompute(bundle, p);
-    r.expect('trades', c.problems, `${trades(c.tradeCount)}, all inside the window, each once`);
+    r.expect('trades', c.problems, c.tradeCount === 0 ? 'no trade in the window' : `${trades(c.tradeCount)}, all inside the window, each once`);
   });
   if (!c) return r;
 
   r.check('rate', () => {
     const f = [];
-    if (c.rate === null) f.push('no trade in the window: no rate, yet a certificate was issued');
-    else {
+    if (c.rate === null && !isFixing) f.push('no trade in the window: no rate, yet a certificate was issued');
+    else if (c.rate === null) {
+      // minimum-data rule: a fixing without trades publishes no rate, and says so
+      if (payload?.rate !== null) f.push(`no trade in the window, yet the signed rate is ${show(payload?.rate)}`);
+      if (data.rate !== null) f.push(`no trade in the window, yet data.rate is ${show(data.rate)}`);
+      if (typeof cert.notes !== 'string') f.push('no trade in the window, and no notes say so');
+    } else {
       if (payload?.rate !== c.rate) f.push(`recomputed ${c.rate}, signed ${show(payload?.rate)}`);
       if (!sameNumber(data.rate, c.rate)) f.push(`recomputed ${c.rate}, data.rate ${show(data.rate)}`);
     }
-    r.expect('rate', f, `${c.rate} recomputed from ${trades(c.tradeCount)} equals the signed string digit for digit`);
+    const okDetail = c.rate === null ? 'none: no trade in the window, so no rate (minimum-data rule), as signed' : `${c.rate} recomputed from ${trades(c.tradeCount)} equals the signed string digit for digit`;
+    r.expect('rate', f, okDetail);
   });
 
   const inputs = obj(cert.inputs);
@@ -581,7 +728,7 @@ function verify({ certificate, bundleBytes, keys, hmacSecret }) {
       if (!vol || !eq(vol, v.volume)) f.push(`${v.exchange}: volume ${exactText(v.volume)}, the certificate says ${show(s.volume)}`);
     }
     if (!sameSet(arr(data.sources).map(text), c.used.map((v) => v.exchange))) f.push(`data.sources ${show(data.sources)}, recomputed ${show(c.used.map((v) => v.exchange))}`);
-    r.expect('venues', f, c.used.map((v) => `${v.exchange} ${trades(v.trades)}, volume ${exactText(v.volume)}`).join('; '));
+    r.expect('venues', f, c.used.map((v) => `${v.exchange} ${trades(v.trades)}, volume ${exactText(v.volume)}`).join('; ') || 'none');
   });
 
   r.check('exclusions', () => {
@@ -656,6 +803,17 @@ function verify({ certificate, bundleBytes, keys, hmacSecret }) {
     r.expect('bundle result', f.length ? [`the bundle's stated result differs from the recomputation: ${f.join(', ')}`] : [], 'the bundle states the recomputed result');
   });
 
+  const { customer: _customer, ...record } = cert;
+  logChecks(r, log ?? { skip: 'not asked for' }, keys, {
+    id: id ?? null,
+    kind,
+    pair: data.pair ?? null,
+    time: data.timestamp ?? null,
+    rate: payload?.rate ?? null,
+    certificate_sha256: sha256(Buffer.from(canonical(record), 'utf8')).toString('hex'),
+    bundle_sha256: sha256(bundleBytes).toString('hex'),
+  });
+
   r.summary = {
     pair: data.pair,
     time: data.timestamp,
@@ -663,6 +821,138 @@ function verify({ certificate, bundleBytes, keys, hmacSecret }) {
     used: c.used.map((u) => `${u.exchange} (${trades(u.trades)})`),
     excluded: c.excluded.map((e) => `${e.exchange} (${e.reason})`),
   };
+  return r;
+}
+
+// ---- The transparency log (methodology section 16) ----
+
+const HEAD_FIELDS = ['root_hash', 'timestamp', 'tree_size'];
+
+/**
+ * Checks a signed tree head as GET /v1/transparency/head serves it: well formed, signed_payload the
+ * canonical JSON of its root, time and size, the Ed25519 signature of it by a published key.
+ * Returns its size and root (bytes) when those are well formed, else null.
+ */
+function checkHead(r, name, head, keys) {
+  const h = obj(head);
+  const f = [];
+  const sizeOk = Number.isSafeInteger(h.tree_size) && h.tree_size >= 0;
+  const rootOk = typeof h.root_hash === 'string' && HEX64.test(h.root_hash);
+  if (!isObj(head)) f.push('the head is not a JSON object');
+  else {
+    if (!sizeOk) f.push(`tree_size ${show(h.tree_size)} is not a whole number`);
+    if (!rootOk) f.push(`root_hash ${show(h.root_hash)} is not a SHA-256 hash in hex`);
+    if (micros(h.timestamp) === null) f.push(`timestamp ${show(h.timestamp)} is not a time`);
+    if (h.algorithm !== 'Ed25519') f.push(`algorithm ${show(h.algorithm)}, not Ed25519`);
+    let signed = null;
+    try {
+      signed = typeof h.signed_payload === 'string' ? JSON.parse(h.signed_payload) : null;
+    } catch {
+      signed = null;
+    }
+    if (!isObj(signed)) f.push('signed_payload is not a JSON object');
+    else {
+      if (canonical(signed) !== h.signed_payload) f.push('signed_payload is not canonical JSON');
+      for (const k of HEAD_FIELDS) if (show(signed[k]) !== show(h[k])) f.push(`signed_payload's ${k} is ${show(signed[k])}, the head's ${show(h[k])}`);
+      const extra = Object.keys(signed).filter((k) => !HEAD_FIELDS.includes(k));
+      if (extra.length) f.push(`signed_payload signs more than the root, time and size (${extra.sort(byName).join(', ')})`);
+    }
+    if (!keys) f.push('no keys to check its signature with (give --keys, or use --url)');
+    else {
+      const problem = verifyEd25519(keys, h.key_id, h.signed_payload, h.signature);
+      if (problem) f.push(`the signature ${problem}`);
+    }
+  }
+  r.expect(name, f, `${text(h.tree_size)} entries, root ${text(h.root_hash)}, signed ${text(h.timestamp)}; the signature verifies with key ${text(h.key_id)}`);
+  return sizeOk && rootOk ? { size: h.tree_size, root: Buffer.from(h.root_hash, 'hex') } : null;
+}
+
+/** The fields in which a logged entry (text) differs from the one built, or null when it is not a JSON object. */
+function entryDifference(logged, built) {
+  let e;
+  try {
+    e = typeof logged === 'string' ? JSON.parse(logged) : null;
+  } catch {
+    return null;
+  }
+  if (!isObj(e)) return null;
+  return [...new Set([...Object.keys(e), ...Object.keys(built)])].filter((k) => show(e[k]) !== show(built[k])).sort(byName);
+}
+
+/**
+ * The log checks of a certificate or fixing: `log` is { skip: why } or what the log served,
+ * { head | headError, proof | proofError } (the inclusion proof at the head's size); `built` the
+ * entry the service appends for it, made here from the record and its bundle.
+ */
+function logChecks(r, log, keys, built) {
+  if (log.skip) {
+    r.skip('log head', log.skip);
+    r.skip('log inclusion', log.skip);
+    return;
+  }
+  let tree = null;
+  if (log.headError) r.fail('log head', log.headError);
+  else tree = checkHead(r, 'log head', log.head, keys);
+  r.check('log inclusion', () => {
+    if (log.proofError) return r.fail('log inclusion', log.proofError);
+    if (!tree) return r.fail('log inclusion', 'no signed head to prove it against');
+    const p = obj(log.proof);
+    const f = [];
+    const entry = canonical(built);
+    const leaf = leafHashOf(entry);
+    if (p.id !== built.id) f.push(`a proof for ${show(p.id)}, not for ${show(built.id)}`);
+    if (p.tree_size !== tree.size) f.push(`a proof in the tree of ${show(p.tree_size)} entries, the head's has ${tree.size}`);
+    if (p.entry !== entry) {
+      const differ = entryDifference(p.entry, built);
+      const what = `the entry built from the ${built.kind} and its bundle`;
+      f.push(differ === null ? `the logged entry ${show(p.entry)} is not a JSON object` : differ.length ? `the logged entry differs from ${what} in ${differ.join(', ')}` : `the logged entry is not the canonical JSON of ${what}`);
+    }
+    // the served leaf hash must be the served entry's; the path is checked from the entry built here
+    const servedLeaf = typeof p.entry === 'string' ? leafHashOf(p.entry).toString('hex') : null;
+    if (p.leaf_hash !== servedLeaf) f.push(`leaf_hash ${show(p.leaf_hash)} is not SHA-256(0x00 || entry) of the entry served`);
+    const path = arr(p.audit_path);
+    const index = p.leaf_index;
+    if (!Array.isArray(p.audit_path) || path.some((h) => typeof h !== 'string' || !HEX64.test(h))) f.push('audit_path is not a list of SHA-256 hashes in hex');
+    else if (!Number.isSafeInteger(index) || index < 0) f.push(`leaf_index ${show(index)} is not a whole number`);
+    // (an entry that differs cannot lead there: that is said above)
+    else if (p.entry === entry && !verifyInclusion(index, tree.size, leaf, path.map((h) => Buffer.from(h, 'hex')), tree.root)) f.push(`the audit path of ${path.length} hashes from leaf ${index} does not lead to the head's root`);
+    r.expect('log inclusion', f, `${text(built.id)} is leaf ${text(index)} of the tree of ${tree.size} entries: its entry, built from the ${built.kind} and its bundle, and an audit path of ${path.length} hashes lead to the head's root`);
+  });
+}
+
+/**
+ * Monitor: the log only grew from the saved head to the current one. Both heads verify; equal
+ * sizes have equal roots; a larger one is proved consistent (RFC 9162 section 2.1.4.2) with the
+ * saved one by the served proof; a smaller one fails. `proof` is the consistency proof served
+ * (or proofError), absent when the sizes need none.
+ */
+function monitor({ saved, current, keys, proof, proofError }) {
+  const r = new Report();
+  const old = checkHead(r, 'saved head', saved, keys);
+  const now = checkHead(r, 'current head', current, keys);
+  r.check('consistency', () => {
+    if (!old || !now) return r.fail('consistency', 'a head without a size and root cannot be compared');
+    const grew = `${old.size} -> ${now.size} entries`;
+    if (now.size < old.size) return r.fail('consistency', `the current head has ${now.size} entries, fewer than the ${old.size} of the saved one: the log lost entries`);
+    if (now.size === old.size) {
+      const same = old.root.equals(now.root);
+      return r.expect('consistency', same ? [] : [`the same size, ${now.size} entries, but another root: the log changed entries it had signed`], `the same size, ${now.size} entries, and the same root`);
+    }
+    if (old.size === 0) {
+      // the empty tree's root is SHA-256 of nothing, and every tree extends it
+      return r.expect('consistency', old.root.equals(sha256()) ? [] : ['the saved head has no entries but is not the root of the empty tree'], `${grew}: the empty tree is a prefix of every tree`);
+    }
+    if (proofError) return r.fail('consistency', proofError);
+    const p = obj(proof);
+    const f = [];
+    const path = arr(p.proof);
+    if (p.first !== old.size || p.second !== now.size) f.push(`a proof from ${show(p.first)} to ${show(p.second)} entries, not from ${old.size} to ${now.size}`);
+    if (!Array.isArray(p.proof) || path.some((h) => typeof h !== 'string' || !HEX64.test(h))) f.push('proof is not a list of SHA-256 hashes in hex');
+    else if (!verifyConsistency(old.size, now.size, old.root, now.root, path.map((h) => Buffer.from(h, 'hex')))) {
+      f.push(`the proof of ${path.length} hashes does not lead from the saved root to the current root: the log no longer holds the ${old.size} entries it had signed, unchanged`);
+    }
+    r.expect('consistency', f, `${grew}: a proof of ${path.length} hashes leads from the saved root to the current root, so the first ${old.size} entries are unchanged`);
+  });
   return r;
 }
 
@@ -674,8 +964,10 @@ function usage(message) {
   process.exit(2);
 }
 
+const VALUED = ['certificate', 'bundle', 'keys', 'hmac-secret', 'url', 'key', 'pair', 'time', 'fixing', 'date', 'head', 'proof'];
+const FLAGS = ['monitor', 'no-log', 'save'];
+
 function parseArgs(argv) {
-  const known = new Set(['certificate', 'bundle', 'keys', 'hmac-secret', 'url', 'key', 'pair', 'time']);
   const o = {};
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -684,24 +976,49 @@ function parseArgs(argv) {
       process.exit(0);
     }
     const m = /^--([a-z-]+)(?:=(.*))?$/s.exec(a);
-    if (!m || !known.has(m[1])) usage(`unknown argument ${JSON.stringify(a)}`);
+    if (!m || !(VALUED.includes(m[1]) || FLAGS.includes(m[1]))) usage(`unknown argument ${JSON.stringify(a)}`);
+    if (m[1] in o) usage(`--${m[1]} given twice`);
+    if (FLAGS.includes(m[1])) {
+      if (m[2] !== undefined) usage(`--${m[1]} takes no value`);
+      o[m[1]] = true;
+      continue;
+    }
     const value = m[2] ?? argv[++i];
     if (value === undefined) usage(`--${m[1]} needs a value`);
-    if (m[1] in o) usage(`--${m[1]} given twice`);
     o[m[1]] = value;
   }
-  const files = o.certificate !== undefined || o.bundle !== undefined || o.keys !== undefined;
-  const remote = o.url !== undefined || o.key !== undefined || o.pair !== undefined || o.time !== undefined;
+  const given = (...names) => names.filter((n) => o[n] !== undefined);
+  if (o.monitor) {
+    const other = given('certificate', 'bundle', 'hmac-secret', 'key', 'pair', 'time', 'fixing', 'date', 'proof', 'no-log');
+    if (other.length) usage(`--monitor takes --url, --head, --keys and --save, not --${other[0]}`);
+    if (o.url === undefined || o.head === undefined) usage('--monitor needs --url and --head');
+    if (!/^https?:\/\/[^\s]+$/.test(o.url)) usage('--url must be an http(s) URL');
+    return o;
+  }
+  if (o.save) usage('--save goes with --monitor');
+  const files = given('certificate', 'bundle', 'keys').length > 0;
+  const remote = given('url', 'key', 'pair', 'time', 'fixing', 'date').length > 0;
   if (files && remote) usage('give either --certificate/--bundle files or --url/--key/--pair/--time, not both');
+  if (remote && given('head', 'proof').length) usage('--head and --proof go with files: --url fetches the newest head and the proof itself');
   if (files && (o.certificate === undefined || o.bundle === undefined)) usage('--certificate and --bundle go together');
-  if (remote && [o.url, o.key, o.pair, o.time].some((v) => v === undefined)) usage('--url, --key, --pair and --time go together');
+  if ((o.head === undefined) !== (o.proof === undefined)) usage('--head and --proof go together');
+  if (o['no-log'] && o.head !== undefined) usage('--no-log skips the log: not with --head and --proof');
+  const fixing = o.fixing !== undefined || o.date !== undefined;
+  if (remote && fixing && o.time !== undefined) usage('--time names a certificate, --fixing and --date a fixing: not both');
+  if (remote && fixing && [o.url, o.key, o.pair, o.fixing, o.date].some((v) => v === undefined)) usage('--url, --key, --pair, --fixing and --date go together');
+  if (remote && !fixing && [o.url, o.key, o.pair, o.time].some((v) => v === undefined)) usage('--url, --key, --pair and --time go together');
   if (!files && !remote) usage();
   if (remote) {
     if (!/^https?:\/\/[^\s]+$/.test(o.url)) usage('--url must be an http(s) URL');
     if (!/^[A-Z0-9]{5,12}$/.test(o.pair)) usage('--pair must be like BTCNGN');
-    const t = micros(o.time.replace(/ 00:00$/, '+00:00'));
-    if (t === null) usage('--time must be ISO 8601, e.g. 2026-11-24T10:05:00+00:00');
-    o.time = `${iso(t).slice(0, 19)}+00:00`;
+    if (fixing) {
+      if (o.fixing !== 'local' && o.fixing !== 'utc') usage('--fixing must be local or utc');
+      if (!/^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(o.date) || micros(`${o.date}T00:00:00+00:00`) === null) usage('--date must be a day, e.g. 2026-11-24');
+    } else {
+      const t = micros(o.time.replace(/ 00:00$/, '+00:00'));
+      if (t === null) usage('--time must be ISO 8601, e.g. 2026-11-24T10:05:00+00:00');
+      o.time = `${iso(t).slice(0, 19)}+00:00`;
+    }
   }
   return o;
 }
@@ -726,7 +1043,12 @@ function parseJson(bytes, what) {
 }
 
 async function get(url, key) {
-  const res = await fetch(url, { headers: { Accept: 'application/json', 'Accept-Encoding': 'gzip', ...(key ? { 'X-API-Key': key } : {}) } });
+  let res;
+  try {
+    res = await fetch(url, { headers: { Accept: 'application/json', 'Accept-Encoding': 'gzip', ...(key ? { 'X-API-Key': key } : {}) } });
+  } catch (e) {
+    throw new Error(`GET ${url}: ${e.cause?.message ?? e.message}`);
+  }
   const bytes = Buffer.from(await res.arrayBuffer());
   if (res.status !== 200) {
     let message = bytes.toString('utf8').slice(0, 300);
@@ -740,25 +1062,123 @@ async function get(url, key) {
   return inflate(bytes);
 }
 
+/** A signed record's kind and id: a fixing names itself by fixing_id and carries its `fixing`. */
+function recordKind(record) {
+  const cert = obj(record);
+  const isFixing = 'fixing_id' in cert || 'fixing' in cert;
+  return { isFixing, kind: isFixing ? 'fixing' : 'certificate', id: isFixing ? cert.fixing_id : cert.certificate_id };
+}
+
+/** The published keys, from the API (counted against `key`'s limit when given) or a file saved earlier. */
+async function loadKeys({ base, key, file }) {
+  const listed = file === undefined ? parseJson(await get(`${base}/v1/certificates/keys`, key), 'key list') : parseJson(readFile(file, 'key list'), 'key list');
+  const keys = obj(listed).keys;
+  if (!Array.isArray(keys)) throw new Error(`the key list has no "keys" array${file === undefined ? '' : ' (save GET /v1/certificates/keys as it is)'}`);
+  return keys;
+}
+
+/** The log's newest signed head and the record's inclusion proof at its size; a failure is reported by the log checks. */
+async function fetchLog(base, record) {
+  let head;
+  try {
+    head = parseJson(await get(`${base}/v1/transparency/head`), 'head');
+  } catch (e) {
+    return { headError: e.message, proofError: 'no signed head to prove it against' };
+  }
+  const size = obj(head).tree_size;
+  const { id } = recordKind(record);
+  if (!Number.isSafeInteger(size) || size < 1) return { head, proofError: `no proof to ask for: the head's tree_size is ${show(size)}` };
+  if (typeof id !== 'string') return { head, proofError: 'the record has no id to ask the log for' };
+  try {
+    return { head, proof: parseJson(await get(`${base}/v1/transparency/proof/inclusion?id=${encodeURIComponent(id)}&tree_size=${size}`), 'inclusion proof') };
+  } catch (e) {
+    return { head, proofError: e.message };
+  }
+}
+
 async function load(o) {
   if (o.url !== undefined) {
     const base = o.url.replace(/\/+$/, '');
-    const path = `${base}/v1/certificates/${o.pair}/${encodeURIComponent(o.time)}`;
-    const certificate = parseJson(await get(path, o.key), 'certificate');
-    const bundleBytes = await get(`${path}/bundle`, o.key);
-    const keys = obj(parseJson(await get(`${base}/v1/certificates/keys`), 'key list')).keys;
-    if (!Array.isArray(keys)) throw new Error('the key list has no "keys" array');
-    return { certificate, bundleBytes, keys };
+    let certificate;
+    let bundleBytes;
+    if (o.fixing !== undefined) {
+      const day = obj(parseJson(await get(`${base}/v1/fixings/${o.pair}/${o.date}`, o.key), 'fixing list'));
+      const found = arr(day.fixings).map(obj).find((f) => f.kind === o.fixing);
+      if (!found) throw new Error(`GET ${base}/v1/fixings/${o.pair}/${o.date} lists no ${o.fixing} fixing`);
+      if (!isObj(found.certificate)) throw new Error(`the ${o.fixing} fixing of ${o.pair} on ${o.date} comes without its signed record ("certificate"): an Enterprise key sees it`);
+      certificate = found.certificate;
+      bundleBytes = await get(`${base}/v1/fixings/${o.pair}/${o.date}/${o.fixing}/bundle`, o.key);
+    } else {
+      const path = `${base}/v1/certificates/${o.pair}/${encodeURIComponent(o.time)}`;
+      certificate = parseJson(await get(path, o.key), 'certificate');
+      bundleBytes = await get(`${path}/bundle`, o.key);
+    }
+    const keys = await loadKeys({ base, key: o.key });
+    const log = o['no-log'] ? { skip: '--no-log given' } : await fetchLog(base, certificate);
+    return { certificate, bundleBytes, keys, log };
   }
   const certificate = parseJson(readFile(o.certificate, 'certificate'), 'certificate');
   const bundleBytes = inflate(readFile(o.bundle, 'bundle'));
-  const keys = o.keys === undefined ? null : obj(parseJson(readFile(o.keys, 'key list'), 'key list')).keys;
-  if (keys !== null && !Array.isArray(keys)) throw new Error('the key list has no "keys" array (save GET /v1/certificates/keys as it is)');
-  return { certificate, bundleBytes, keys };
+  const keys = o.keys === undefined ? null : await loadKeys({ file: o.keys });
+  let log;
+  if (o['no-log']) log = { skip: '--no-log given' };
+  else if (o.head === undefined) log = { skip: 'no --head and --proof given (--url fetches them)' };
+  else log = { head: parseJson(readFile(o.head, 'head'), 'head'), proof: parseJson(readFile(o.proof, 'inclusion proof'), 'inclusion proof') };
+  return { certificate, bundleBytes, keys, log };
+}
+
+function finish(lines, failed) {
+  process.stdout.write(`${lines.join('\n')}\n`);
+  process.exitCode = failed ? 1 : 0;
+}
+
+async function runMonitor(o) {
+  const base = o.url.replace(/\/+$/, '');
+  const savedBytes = readFile(o.head, 'saved head');
+  let saved;
+  let current;
+  let currentBytes;
+  let keys;
+  try {
+    saved = parseJson(savedBytes, 'saved head');
+    currentBytes = await get(`${base}/v1/transparency/head`);
+    current = parseJson(currentBytes, 'current head');
+    keys = await loadKeys({ base, file: o.keys });
+  } catch (e) {
+    return finish([`afrates transparency log monitor: ${base}`, `FAIL input: ${e.message}`, 'result: FAIL (input)'], true);
+  }
+  const first = obj(saved).tree_size;
+  const second = obj(current).tree_size;
+  let proof;
+  let proofError;
+  if (Number.isSafeInteger(first) && Number.isSafeInteger(second) && first > 0 && first < second) {
+    try {
+      proof = parseJson(await get(`${base}/v1/transparency/proof/consistency?first=${first}&second=${second}`), 'consistency proof');
+    } catch (e) {
+      proofError = e.message;
+    }
+  }
+  const r = monitor({ saved, current, keys, proof, proofError });
+  const failed = [...new Set(r.failed)];
+  const out = [`afrates transparency log monitor: ${base}`, ...r.lines, failed.length ? `result: FAIL (${failed.join(', ')})` : `result: ok, the log only grew (${first} -> ${second} entries)`];
+  if (o.save && failed.length) out.push(`not saved: ${o.head} keeps the saved head`);
+  else if (o.save) {
+    try {
+      const tmp = `${o.head}.tmp-${process.pid}`;
+      fs.writeFileSync(tmp, currentBytes);
+      fs.renameSync(tmp, o.head);
+      out.push(`saved: ${o.head} now holds the current head (${second} entries)`);
+    } catch (e) {
+      out.push(`FAIL save: cannot write ${o.head}: ${e.code ?? e.message}`);
+      return finish(out, true);
+    }
+  }
+  return finish(out, failed.length > 0);
 }
 
 async function main() {
   const o = parseArgs(process.argv.slice(2));
+  if (o.monitor) return runMonitor(o);
   let input;
   try {
     input = await load(o);
@@ -768,14 +1188,17 @@ async function main() {
   }
   const r = verify({ ...input, hmacSecret: o['hmac-secret'] });
   const s = r.summary;
-  const id = input.certificate?.certificate_id;
-  const out = [`afrates certificate ${typeof id === 'string' ? id : '(no id)'}`];
+  const { kind, id } = recordKind(input.certificate);
+  const out = [`afrates ${kind} ${typeof id === 'string' ? id : '(no id)'}`];
   if (s) {
-    out.push(`pair: ${text(s.pair)}`, `time: ${text(s.time)}`, `rate: ${text(s.rate)}`, `venues used: ${s.used.join(', ') || 'none'}`, `venues excluded: ${s.excluded.join(', ') || 'none'}`);
+    out.push(`pair: ${text(s.pair)}`, `time: ${text(s.time)}`, `rate: ${s.rate === null ? 'none' : s.rate}`, `venues used: ${s.used.join(', ') || 'none'}`, `venues excluded: ${s.excluded.join(', ') || 'none'}`);
   }
-  out.push(...r.lines, r.failed.length ? `result: FAIL (${[...new Set(r.failed)].join(', ')})` : 'result: ok, every check holds');
-  process.stdout.write(`${out.join('\n')}\n`);
-  process.exitCode = r.failed.length ? 1 : 0;
+  const failed = [...new Set(r.failed)];
+  out.push(...r.lines, failed.length ? `result: FAIL (${failed.join(', ')})` : 'result: ok, every check holds');
+  return finish(out, failed.length > 0);
 }
 
-await main();
+// run as a program; imported (the tests check the log's algorithms against RFC 9162's definitions), it only exports them
+if (process.argv[1] && import.meta.url === pathToFileURL(fs.realpathSync(process.argv[1])).href) await main();
+
+export { verifyConsistency, verifyInclusion };

@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""afrates_verify.py: checks an afrates certificate against its replication bundle, alone.
+"""afrates_verify.py: checks an afrates certificate or fixing against its replication bundle and
+the transparency log, alone; and, as a monitor, that the log only grew since a head you kept.
 
 A second, independent implementation of verify/afrates-verify.mjs, written from the published
-methodology (sections 4 to 12): Python 3 (as Debian 12 ships it, 3.11), the standard library,
-and `cryptography` for Ed25519 (Debian's python3-cryptography, 38 or later). Numbers are
+methodology (sections 4 to 16) and RFC 9162: Python 3 (as Debian 12 ships it, 3.11), the standard
+library, and `cryptography` for Ed25519 (Debian's python3-cryptography, 38 or later). Numbers are
 recomputed with exact fractions (fractions.Fraction) from the bundle's decimal strings, never
 binary floating point, and rounded once, half-even, as the methodology says.
 
-  python3 afrates_verify.py --certificate cert.json --bundle bundle.json [--keys keys.json] [--hmac-secret S]
+  python3 afrates_verify.py --certificate cert.json --bundle bundle.json [--keys keys.json] [--head head.json --proof proof.json]
   python3 afrates_verify.py --url https://api.afrates.example --key API_KEY --pair BTCNGN --time 2026-11-24T10:05:00+00:00
+  python3 afrates_verify.py --url https://api.afrates.example --key API_KEY --pair BTCNGN --fixing local --date 2026-11-24
+  python3 afrates_verify.py --monitor --url https://api.afrates.example --head saved-head.json [--keys keys.json] [--save]
 
 Each check prints one line, `ok <check>: ...`, `FAIL <check>: ...` or `skip <check>: ...`, then
 the result; the report is the same, line for line, as the Node verifier's. Exit status: 0 when
@@ -25,12 +28,18 @@ import gzip
 import hashlib
 import hmac
 import json
+import os
 import re
 import sys
 import urllib.error
 import urllib.parse
 import urllib.request
 from fractions import Fraction
+
+try:
+    from zoneinfo import ZoneInfo
+except ImportError:  # the fixing's zone check then fails, saying so
+    ZoneInfo = None
 
 try:
     from cryptography.exceptions import InvalidSignature
@@ -40,17 +49,28 @@ except ImportError:  # the signature checks then fail, saying so; everything els
     Ed25519PublicKey = None
 
 USAGE = """usage:
-  python3 afrates_verify.py --certificate FILE --bundle FILE [--keys FILE] [--hmac-secret SECRET]
-  python3 afrates_verify.py --url BASE_URL --key API_KEY --pair PAIR --time TIMESTAMP [--hmac-secret SECRET]
+  python3 afrates_verify.py --certificate FILE --bundle FILE [--keys FILE] [--head FILE --proof FILE | --no-log] [--hmac-secret SECRET]
+  python3 afrates_verify.py --url BASE_URL --key API_KEY --pair PAIR --time TIMESTAMP [--no-log] [--hmac-secret SECRET]
+  python3 afrates_verify.py --url BASE_URL --key API_KEY --pair PAIR --fixing local|utc --date YYYY-MM-DD [--no-log] [--hmac-secret SECRET]
+  python3 afrates_verify.py --monitor --url BASE_URL --head FILE [--keys FILE] [--save]
 
-  --certificate FILE  the certificate (GET /v1/certificates/{pair}/{timestamp})
+  --certificate FILE  the certificate (GET /v1/certificates/{pair}/{timestamp}), or a fixing's
+                      signed record (the "certificate" of a fixing in GET /v1/fixings/{pair}/{date})
   --bundle FILE       its replication bundle (GET .../bundle), plain or gzip
   --keys FILE         the signing keys (GET /v1/certificates/keys); without it the Ed25519 checks fail
+                      (with --monitor: keys saved earlier, else fetched from --url)
+  --head FILE         a signed tree head of the transparency log (GET /v1/transparency/head)
+  --proof FILE        the inclusion proof at that head's size (GET /v1/transparency/proof/inclusion?id=ID&tree_size=N)
+  --no-log            skip the transparency log checks
   --hmac-secret S     the server's HMAC secret, to check audit.signature too (else skipped)
-  --url BASE_URL      fetch the certificate, its bundle and the keys from this afrates API
+  --url BASE_URL      fetch everything from this afrates API (the log's newest head and proof too)
   --key API_KEY       an Enterprise key for --url
   --pair PAIR         e.g. BTCNGN
-  --time TIMESTAMP    the bucket's start, e.g. 2026-11-24T10:05:00+00:00
+  --time TIMESTAMP    a certificate's bucket start, e.g. 2026-11-24T10:05:00+00:00
+  --fixing KIND       a fixing instead: local (16:00 in the quote currency's zone) or utc (00:00 UTC)
+  --date YYYY-MM-DD   the fixing's day
+  --monitor           check that the log only grew since the head in --head (no API key needed)
+  --save              with --monitor: after a success, write the current head into --head
 
 Exit status: 0 every check holds, 1 a check failed, 2 usage error."""
 
@@ -90,11 +110,14 @@ PUBLISHED = {
 OPERATOR_SETTINGS = {"settle_after_seconds"}
 # The parameters used as exact fractions or percents (the others are counts, digits and seconds).
 EXACT = ["outlier_limit", "verified_pct", "caution_pct", "verified_pct_ngn", "caution_pct_ngn", "agreement", "dispersion_scale"]
+# Each quote currency's home zone (IANA), where its local fixing is taken (methodology section 14).
+QUOTE_ZONES = {"NGN": "Africa/Lagos", "ZAR": "Africa/Johannesburg", "KES": "Africa/Nairobi", "GHS": "Africa/Accra", "UGX": "Africa/Kampala"}
 
 ZERO = Fraction(0)
 ONE = Fraction(1)
 HUNDRED = Fraction(100)
 HOUR_US = 3_600_000_000
+MINUTE_US = 60_000_000
 
 
 class UsageError(Exception):
@@ -331,6 +354,86 @@ def iso(us):
     return f"{text}{'.' + str(fraction).rjust(6, '0') if fraction else ''}+00:00"
 
 
+def zone_offset(zone, us):
+    """A zone's offset from UTC at an instant (microseconds), as +HH:MM, from the IANA time-zone data; None for a zone unknown here."""
+    if ZoneInfo is None:
+        return None
+    try:
+        tz = ZoneInfo(zone)
+    except (KeyError, ValueError, OSError):
+        return None
+    offset = (EPOCH + datetime.timedelta(seconds=us // 1_000_000)).astimezone(tz).utcoffset()
+    minutes = round(offset.total_seconds() / 60)
+    m = abs(minutes)
+    return f"{'-' if minutes < 0 else '+'}{m // 60:02d}:{m % 60:02d}"
+
+
+# ---- The transparency log's hashes (RFC 9162 section 2.1): SHA-256, leaves 0x00 || entry, nodes 0x01 || left || right ----
+
+
+def sha256(*parts):
+    return hashlib.sha256(b"".join(parts)).digest()
+
+
+def leaf_hash_of(entry_text):
+    return sha256(b"\x00", entry_text.encode("utf-8"))
+
+
+def node_hash(left, right):
+    return sha256(b"\x01", left, right)
+
+
+HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+def is_hex64(h):
+    return isinstance(h, str) and HEX64.fullmatch(h) is not None
+
+
+def verify_inclusion(index, size, hash_, path, root):
+    """RFC 9162 section 2.1.3.2: does `path` (hashes) prove the leaf `hash_` at `index` in the tree of `size` leaves whose root is `root`?"""
+    if index >= size:
+        return False
+    fn, sn, r = index, size - 1, hash_
+    for p in path:
+        if sn == 0:
+            return False
+        if fn % 2 == 1 or fn == sn:
+            r = node_hash(p, r)
+            if fn % 2 == 0:
+                while not (fn % 2 == 1 or fn == 0):
+                    fn, sn = fn >> 1, sn >> 1
+        else:
+            r = node_hash(r, p)
+        fn, sn = fn >> 1, sn >> 1
+    return sn == 0 and r == root
+
+
+def verify_consistency(first, second, first_root, second_root, path):
+    """RFC 9162 section 2.1.4.2: does `path` prove the tree of `first` leaves (root `first_root`) a prefix of the tree of `second` (root `second_root`)? 0 < first < second."""
+    if not path:
+        return False
+    # first a power of two: its root is a node of the proof the RFC leaves out
+    p = [first_root, *path] if first & (first - 1) == 0 else list(path)
+    fn, sn = first - 1, second - 1
+    while fn % 2 == 1:
+        fn, sn = fn >> 1, sn >> 1
+    fr = sr = p[0]
+    for c in p[1:]:
+        if sn == 0:
+            return False
+        if fn % 2 == 1 or fn == sn:
+            fr = node_hash(c, fr)
+            sr = node_hash(c, sr)
+            if fn % 2 == 0:
+                while not (fn % 2 == 1 or fn == 0):
+                    fn, sn = fn >> 1, sn >> 1
+        else:
+            sr = node_hash(sr, c)
+        fn, sn = fn >> 1, sn >> 1
+    return fr == first_root and sr == second_root and sn == 0
+
+
 # ---- The methodology's rules (sections 4 to 9), exactly ----
 
 
@@ -557,12 +660,21 @@ def verify_ed25519(keys, key_id, message, signature):
         return f"does not verify with key {show(key_id)}"
 
 
-def verify(certificate, bundle_bytes, keys, hmac_secret):
-    """Every check of one certificate against its bundle (the Node verifier's checks, line for line)."""
+def record_kind(record):
+    """A signed record's kind and id: a fixing names itself by fixing_id and carries its `fixing`."""
+    cert = obj(record)
+    is_fixing = "fixing_id" in cert or "fixing" in cert
+    return is_fixing, "fixing" if is_fixing else "certificate", cert.get("fixing_id") if is_fixing else cert.get("certificate_id")
+
+
+def verify(certificate, bundle_bytes, keys, hmac_secret, log=None):
+    """Every check of one certificate or fixing against its bundle and the log (the Node verifier's checks, line for line)."""
     r = Report()
     cert = obj(certificate)
     data = obj(cert.get("data"))
     audit = obj(cert.get("audit"))
+    is_fixing, kind, record_id = record_kind(cert)
+    fixing = obj(cert.get("fixing"))
     parsed = MISSING
     try:
         bundle_text = bundle_bytes.decode("utf-8")
@@ -588,6 +700,8 @@ def verify(certificate, bundle_bytes, keys, hmac_secret):
     window = obj(bundle.get("window"))
     methodology = obj(bundle.get("methodology"))
     params = obj(methodology.get("parameters"))
+    fw = params.get("fixing_window_minutes")
+    fixing_minutes = int(fw) if is_integer(fw) and fw > 0 else PUBLISHED["fixing_window_minutes"]
 
     r.check("bundle canonical", lambda: r.expect("bundle canonical", [] if canonical(bundle) == bundle_text else ["the bundle is not canonical JSON (keys sorted, no whitespace)"], "canonical JSON"))
 
@@ -595,29 +709,76 @@ def verify(certificate, bundle_bytes, keys, hmac_secret):
         f = []
         start = micros(window.get("start"))
         end = micros(window.get("end"))
-        seconds = params.get("bucket_seconds") if is_integer(params.get("bucket_seconds")) and params.get("bucket_seconds") > 0 else PUBLISHED["bucket_seconds"]
-        seconds = int(seconds)
-        bucket = seconds * 1_000_000
-        if not same_value(bundle.get("id"), cert.get("certificate_id")):
-            f.append(f"bundle of {show(bundle.get('id'))}, not of {show(cert.get('certificate_id'))}")
-        if bundle.get("kind") != "certificate":
+        time = micros(data.get("timestamp"))
+        if not same_value(bundle.get("id"), record_id):
+            f.append(f"bundle of {show(bundle.get('id'))}, not of {show(record_id)}")
+        if bundle.get("kind") != kind:
             f.append(f"bundle kind {show(bundle.get('kind'))}")
+        if is_fixing and "certificate_id" in cert:
+            f.append("the record has both a certificate_id and a fixing_id")
         for k in ("pair", "base", "quote"):
             if not same_value(bundle.get(k), data.get(k)):
                 f.append(f"{k} {show(bundle.get(k))} in the bundle, {show(data.get(k))} in the certificate")
-        if start is None or start != micros(data.get("timestamp")):
-            f.append(f"window starts {show(window.get('start'))}, the certificate's time is {show(data.get('timestamp'))}")
-        if start is None or end is None or end - start != bucket or start % bucket != 0:
-            f.append(f"window {show(bundle.get('window'))} is not one bucket of {seconds} seconds")
+        if is_fixing:
+            # a fixing's time is its window's end: the fixing_window_minutes before it
+            if end is None or end != time:
+                f.append(f"window ends {show(window.get('end'))}, the fixing's time is {show(data.get('timestamp'))}")
+            if start is None or start != micros(fixing.get("window_start")) or end != micros(fixing.get("window_end")):
+                f.append(f"window {show(bundle.get('window'))}, the fixing's is {show({'start': fixing.get('window_start'), 'end': fixing.get('window_end')})}")
+            if start is None or end is None or end - start != fixing_minutes * MINUTE_US:
+                f.append(f"window {show(bundle.get('window'))} is not the {fixing_minutes} minutes before the fixing")
+        else:
+            seconds = params.get("bucket_seconds") if is_integer(params.get("bucket_seconds")) and params.get("bucket_seconds") > 0 else PUBLISHED["bucket_seconds"]
+            seconds = int(seconds)
+            bucket = seconds * 1_000_000
+            if start is None or start != time:
+                f.append(f"window starts {show(window.get('start'))}, the certificate's time is {show(data.get('timestamp'))}")
+            if start is None or end is None or end - start != bucket or start % bucket != 0:
+                f.append(f"window {show(bundle.get('window'))} is not one bucket of {seconds} seconds")
         if not same_value(methodology.get("version"), cert.get("methodology_version")):
             f.append(f"methodology {show(methodology.get('version'))} in the bundle, {show(cert.get('methodology_version'))} in the certificate")
-        time = micros(data.get("timestamp"))
-        expected_id = None if time is None else f"CERT-{text(data.get('pair'))}-{iso(time)[:19].replace('-', '').replace(':', '')}Z"
-        if expected_id is None or cert.get("certificate_id") != expected_id:
-            f.append(f"certificate id {show(cert.get('certificate_id'))} does not name {show(data.get('pair'))} at {show(data.get('timestamp'))}")
+        expected_id = None if time is None else f"{'FIX' if is_fixing else 'CERT'}-{text(data.get('pair'))}-{iso(time)[:19].replace('-', '').replace(':', '')}Z"
+        if expected_id is None or record_id != expected_id:
+            f.append(f"{kind} id {show(record_id)} does not name {show(data.get('pair'))} at {show(data.get('timestamp'))}")
         r.expect("bundle identity", f, f"{text(bundle.get('id'))}, {text(bundle.get('pair'))} from {text(window.get('start'))} to {text(window.get('end'))}")
 
     r.check("bundle identity", bundle_identity)
+
+    # a fixing is taken at fixing_local_time in its quote currency's zone, or fixing_utc_time UTC, on its date there
+    def check_fixing():
+        f = []
+        time = micros(data.get("timestamp"))
+        fkind = fixing.get("kind")
+        known = fkind in ("local", "utc")
+        if not known:
+            f.append(f"kind {show(fkind)} is neither local nor utc")
+        quote = data.get("quote")
+        home = QUOTE_ZONES.get(quote) if isinstance(quote, str) else None
+        zone = "UTC" if fkind == "utc" else home
+        if known and not same_value(fixing.get("zone"), zone):
+            f.append(f"zone {show(fixing.get('zone'))}, the {fkind} fixing of a {show(quote)} pair is taken in {show(zone)}")
+        clock_name = "fixing_utc_time" if fkind == "utc" else "fixing_local_time"
+        clock_value = params.get(clock_name)
+        clock = clock_value if isinstance(clock_value, str) and re.fullmatch(r"[0-9]{2}:[0-9]{2}", clock_value) else PUBLISHED[clock_name]
+        if not same_value(fixing.get("time"), data.get("timestamp")) or not same_value(fixing.get("window_end"), data.get("timestamp")):
+            f.append(f"fixing time {show(fixing.get('time'))} and window end {show(fixing.get('window_end'))}, the record's time is {show(data.get('timestamp'))}")
+        if time is None or micros(fixing.get("window_start")) != time - fixing_minutes * MINUTE_US:
+            f.append(f"window start {show(fixing.get('window_start'))} is not {fixing_minutes} minutes before {show(data.get('timestamp'))}")
+        local = fixing.get("local_time") if isinstance(fixing.get("local_time"), str) else ""
+        if time is None or micros(local) != time:
+            f.append(f"local time {show(fixing.get('local_time'))} is not the instant {show(data.get('timestamp'))}")
+        elif local[:19] != f"{text(fixing.get('date'))}T{clock}:00":
+            f.append(f"local time {show(fixing.get('local_time'))} is not {clock} on {show(fixing.get('date'))}")
+        elif zone is not None:
+            offset = zone_offset(zone, time)
+            if offset is None:
+                f.append(f"no time-zone data for {zone} here")
+            elif local[19:] != offset:
+                f.append(f"local time {show(fixing.get('local_time'))}, but {zone} is at {offset} then")
+        r.expect("fixing", f, f"{text(fkind)} fixing of {text(fixing.get('date'))}: {clock} in {text(zone)} ({local}) is {text(data.get('timestamp'))}, its window the {fixing_minutes} minutes before")
+
+    if is_fixing:
+        r.check("fixing", check_fixing)
 
     def certificate_signature():
         if keys is None:
@@ -673,9 +834,16 @@ def verify(certificate, bundle_bytes, keys, hmac_secret):
         market = p.get("market") if p.get("market") is not None else "real"
         if not same_value(market, "simulated" if bundle.get("market") == "simulated" else "real"):
             f.append(f"market {show(market)} signed, the bundle says {show(bundle.get('market'))}")
-        if not isinstance(p.get("rate"), str) or decimal(p.get("rate")) is None:
+        if is_fixing:
+            if not same_value(p.get("fixing"), fixing.get("kind")):
+                f.append(f"fixing {show(p.get('fixing'))} signed, the record's kind is {show(fixing.get('kind'))}")
+        elif "fixing" in p:
+            f.append(f"a fixing's payload (fixing {show(p.get('fixing'))}) on a certificate")
+        # a fixing without trades signs a null rate; everything else a decimal string
+        if not (isinstance(p.get("rate"), str) and decimal(p.get("rate")) is not None) and not (is_fixing and "rate" in p and p["rate"] is None):
             f.append(f"rate {show(p.get('rate'))} is not a decimal string")
-        r.expect("signed payload", f, "pair, time and sources as the certificate states" + (" (simulated market, so signed)" if market == "simulated" else ""))
+        what = "pair, time, sources and fixing kind" if is_fixing else "pair, time and sources"
+        r.expect("signed payload", f, f"{what} as the certificate states" + (" (simulated market, so signed)" if market == "simulated" else ""))
 
     r.check("signed payload", signed_payload)
 
@@ -710,7 +878,7 @@ def verify(certificate, bundle_bytes, keys, hmac_secret):
     def trades():
         state["c"] = recompute(bundle, p)
         c = state["c"]
-        r.expect("trades", c["problems"], f"{trades_text(c['trade_count'])}, all inside the window, each once")
+        r.expect("trades", c["problems"], "no trade in the window" if c["trade_count"] == 0 else f"{trades_text(c['trade_count'])}, all inside the window, each once")
 
     r.check("trades", trades)
     c = state["c"]
@@ -720,14 +888,23 @@ def verify(certificate, bundle_bytes, keys, hmac_secret):
 
     def check_rate():
         f = []
-        if c["rate"] is None:
+        if c["rate"] is None and not is_fixing:
             f.append("no trade in the window: no rate, yet a certificate was issued")
+        elif c["rate"] is None:
+            # minimum-data rule: a fixing without trades publishes no rate, and says so
+            if not ("rate" in payload and payload["rate"] is None):
+                f.append(f"no trade in the window, yet the signed rate is {show(payload.get('rate'))}")
+            if not ("rate" in data and data["rate"] is None):
+                f.append(f"no trade in the window, yet data.rate is {show(data.get('rate'))}")
+            if not isinstance(cert.get("notes"), str):
+                f.append("no trade in the window, and no notes say so")
         else:
             if not same_value(payload.get("rate"), c["rate"]):
                 f.append(f"recomputed {c['rate']}, signed {show(payload.get('rate'))}")
             if not same_number(data.get("rate"), c["rate"]):
                 f.append(f"recomputed {c['rate']}, data.rate {show(data.get('rate'))}")
-        r.expect("rate", f, f"{text(c['rate'])} recomputed from {trades_text(c['trade_count'])} equals the signed string digit for digit")
+        ok_detail = "none: no trade in the window, so no rate (minimum-data rule), as signed" if c["rate"] is None else f"{c['rate']} recomputed from {trades_text(c['trade_count'])} equals the signed string digit for digit"
+        r.expect("rate", f, ok_detail)
 
     r.check("rate", check_rate)
 
@@ -750,7 +927,7 @@ def verify(certificate, bundle_bytes, keys, hmac_secret):
                 f.append(f"{v['exchange']}: volume {exact_text(v['volume'])}, the certificate says {show(s.get('volume'))}")
         if not same_set([text(x) for x in arr(data.get("sources"))], [v["exchange"] for v in c["used"]]):
             f.append(f"data.sources {show(data.get('sources'))}, recomputed {show([v['exchange'] for v in c['used']])}")
-        r.expect("venues", f, "; ".join(f"{v['exchange']} {trades_text(v['trades'])}, volume {exact_text(v['volume'])}" for v in c["used"]))
+        r.expect("venues", f, "; ".join(f"{v['exchange']} {trades_text(v['trades'])}, volume {exact_text(v['volume'])}" for v in c["used"]) or "none")
 
     r.check("venues", check_venues)
 
@@ -868,6 +1045,22 @@ def verify(certificate, bundle_bytes, keys, hmac_secret):
 
     r.check("bundle result", bundle_result)
 
+    record = {k: v for k, v in cert.items() if k != "customer"}
+    log_checks(
+        r,
+        log or {"skip": "not asked for"},
+        keys,
+        {
+            "id": record_id,
+            "kind": kind,
+            "pair": data.get("pair"),
+            "time": data.get("timestamp"),
+            "rate": payload.get("rate"),
+            "certificate_sha256": sha256(canonical(record).encode("utf-8")).hex(),
+            "bundle_sha256": sha256(bundle_bytes).hex(),
+        },
+    )
+
     r.summary = {
         "pair": data.get("pair"),
         "time": data.get("timestamp"),
@@ -891,10 +1084,166 @@ def same_value(a, b):
     return type(a) is type(b) and a == b
 
 
+# ---- The transparency log (methodology section 16) ----
+
+HEAD_FIELDS = ["root_hash", "timestamp", "tree_size"]
+
+
+def is_size(x):
+    """A whole number of entries (JavaScript's Number.isSafeInteger, and not negative)."""
+    return is_integer(x) and 0 <= x <= 2**53 - 1
+
+
+def check_head(r, name, head, keys):
+    """Checks a signed tree head as GET /v1/transparency/head serves it (see the Node verifier); returns (size, root bytes) when those are well formed, else None."""
+    h = obj(head)
+    f = []
+    size_ok = is_size(h.get("tree_size"))
+    root_ok = is_hex64(h.get("root_hash"))
+    if not isinstance(head, dict):
+        f.append("the head is not a JSON object")
+    else:
+        if not size_ok:
+            f.append(f"tree_size {show(h.get('tree_size'))} is not a whole number")
+        if not root_ok:
+            f.append(f"root_hash {show(h.get('root_hash'))} is not a SHA-256 hash in hex")
+        if micros(h.get("timestamp")) is None:
+            f.append(f"timestamp {show(h.get('timestamp'))} is not a time")
+        if h.get("algorithm") != "Ed25519":
+            f.append(f"algorithm {show(h.get('algorithm'))}, not Ed25519")
+        signed = None
+        if isinstance(h.get("signed_payload"), str):
+            try:
+                signed = json.loads(h["signed_payload"])
+            except ValueError:
+                signed = None
+        if not isinstance(signed, dict):
+            f.append("signed_payload is not a JSON object")
+        else:
+            if canonical(signed) != h["signed_payload"]:
+                f.append("signed_payload is not canonical JSON")
+            for k in HEAD_FIELDS:
+                if show(signed.get(k)) != show(h.get(k)):
+                    f.append(f"signed_payload's {k} is {show(signed.get(k))}, the head's {show(h.get(k))}")
+            extra = [k for k in signed if k not in HEAD_FIELDS]
+            if extra:
+                f.append(f"signed_payload signs more than the root, time and size ({', '.join(sorted(extra, key=utf16_key))})")
+        if keys is None:
+            f.append("no keys to check its signature with (give --keys, or use --url)")
+        else:
+            problem = verify_ed25519(keys, h.get("key_id"), h.get("signed_payload"), h.get("signature"))
+            if problem:
+                f.append(f"the signature {problem}")
+    r.expect(name, f, f"{text(h.get('tree_size'))} entries, root {text(h.get('root_hash'))}, signed {text(h.get('timestamp'))}; the signature verifies with key {text(h.get('key_id'))}")
+    return (int(h["tree_size"]), bytes.fromhex(h["root_hash"])) if size_ok and root_ok else None
+
+
+def entry_difference(logged, built):
+    """The fields in which a logged entry (text) differs from the one built, or None when it is not a JSON object."""
+    try:
+        e = json.loads(logged) if isinstance(logged, str) else None
+    except ValueError:
+        return None
+    if not isinstance(e, dict):
+        return None
+    return sorted((k for k in set(e) | set(built) if show(e.get(k)) != show(built.get(k))), key=utf16_key)
+
+
+def log_checks(r, log, keys, built):
+    """The log checks of a certificate or fixing (see the Node verifier's logChecks)."""
+    if log.get("skip"):
+        r.skip("log head", log["skip"])
+        r.skip("log inclusion", log["skip"])
+        return
+    tree = None
+    if log.get("head_error"):
+        r.fail("log head", log["head_error"])
+    else:
+        tree = check_head(r, "log head", log.get("head"), keys)
+
+    def inclusion():
+        if log.get("proof_error"):
+            return r.fail("log inclusion", log["proof_error"])
+        if tree is None:
+            return r.fail("log inclusion", "no signed head to prove it against")
+        size, root = tree
+        p = obj(log.get("proof"))
+        f = []
+        entry = canonical(built)
+        leaf = leaf_hash_of(entry)
+        if not same_value(p.get("id"), built["id"]):
+            f.append(f"a proof for {show(p.get('id'))}, not for {show(built['id'])}")
+        if not same_value(p.get("tree_size"), size):
+            f.append(f"a proof in the tree of {show(p.get('tree_size'))} entries, the head's has {size}")
+        if not same_value(p.get("entry"), entry):
+            differ = entry_difference(p.get("entry"), built)
+            what = f"the entry built from the {built['kind']} and its bundle"
+            if differ is None:
+                f.append(f"the logged entry {show(p.get('entry'))} is not a JSON object")
+            elif differ:
+                f.append(f"the logged entry differs from {what} in {', '.join(differ)}")
+            else:
+                f.append(f"the logged entry is not the canonical JSON of {what}")
+        # the served leaf hash must be the served entry's; the path is checked from the entry built here
+        served_leaf = leaf_hash_of(p["entry"]).hex() if isinstance(p.get("entry"), str) else None
+        if not same_value(p.get("leaf_hash"), served_leaf):
+            f.append(f"leaf_hash {show(p.get('leaf_hash'))} is not SHA-256(0x00 || entry) of the entry served")
+        path = arr(p.get("audit_path"))
+        index = p.get("leaf_index")
+        if not isinstance(p.get("audit_path"), list) or any(not is_hex64(h) for h in path):
+            f.append("audit_path is not a list of SHA-256 hashes in hex")
+        elif not is_size(index):
+            f.append(f"leaf_index {show(index)} is not a whole number")
+        # (an entry that differs cannot lead there: that is said above)
+        elif same_value(p.get("entry"), entry) and not verify_inclusion(int(index), size, leaf, [bytes.fromhex(h) for h in path], root):
+            f.append(f"the audit path of {len(path)} hashes from leaf {show(index)} does not lead to the head's root")
+        r.expect("log inclusion", f, f"{text(built['id'])} is leaf {text(index)} of the tree of {size} entries: its entry, built from the {built['kind']} and its bundle, and an audit path of {len(path)} hashes lead to the head's root")
+
+    r.check("log inclusion", inclusion)
+
+
+def monitor(saved, current, keys, proof=None, proof_error=None):
+    """Monitor: the log only grew from the saved head to the current one (see the Node verifier's monitor)."""
+    r = Report()
+    old = check_head(r, "saved head", saved, keys)
+    now = check_head(r, "current head", current, keys)
+
+    def consistency():
+        if old is None or now is None:
+            return r.fail("consistency", "a head without a size and root cannot be compared")
+        (old_size, old_root), (now_size, now_root) = old, now
+        grew = f"{old_size} -> {now_size} entries"
+        if now_size < old_size:
+            return r.fail("consistency", f"the current head has {now_size} entries, fewer than the {old_size} of the saved one: the log lost entries")
+        if now_size == old_size:
+            same = old_root == now_root
+            return r.expect("consistency", [] if same else [f"the same size, {now_size} entries, but another root: the log changed entries it had signed"], f"the same size, {now_size} entries, and the same root")
+        if old_size == 0:
+            # the empty tree's root is SHA-256 of nothing, and every tree extends it
+            return r.expect("consistency", [] if old_root == sha256() else ["the saved head has no entries but is not the root of the empty tree"], f"{grew}: the empty tree is a prefix of every tree")
+        if proof_error:
+            return r.fail("consistency", proof_error)
+        p = obj(proof)
+        f = []
+        path = arr(p.get("proof"))
+        if not same_value(p.get("first"), old_size) or not same_value(p.get("second"), now_size):
+            f.append(f"a proof from {show(p.get('first'))} to {show(p.get('second'))} entries, not from {old_size} to {now_size}")
+        if not isinstance(p.get("proof"), list) or any(not is_hex64(h) for h in path):
+            f.append("proof is not a list of SHA-256 hashes in hex")
+        elif not verify_consistency(old_size, now_size, old_root, now_root, [bytes.fromhex(h) for h in path]):
+            f.append(f"the proof of {len(path)} hashes does not lead from the saved root to the current root: the log no longer holds the {old_size} entries it had signed, unchanged")
+        r.expect("consistency", f, f"{grew}: a proof of {len(path)} hashes leads from the saved root to the current root, so the first {old_size} entries are unchanged")
+
+    r.check("consistency", consistency)
+    return r
+
+
 # ---- Command line ----
 
-KNOWN = {"certificate", "bundle", "keys", "hmac-secret", "url", "key", "pair", "time"}
+VALUED = {"certificate", "bundle", "keys", "hmac-secret", "url", "key", "pair", "time", "fixing", "date", "head", "proof"}
+FLAGS = {"monitor", "no-log", "save"}
 OPTION = re.compile(r"--([a-z-]+)(?:=(.*))?", re.S)
+URL = re.compile(r"https?://\S+")
 
 
 def parse_args(argv):
@@ -906,37 +1255,76 @@ def parse_args(argv):
             print(USAGE)
             sys.exit(0)
         m = OPTION.fullmatch(a)
-        if not m or m.group(1) not in KNOWN:
+        if not m or m.group(1) not in VALUED | FLAGS:
             raise UsageError(f"unknown argument {json.dumps(a)}")
+        name = m.group(1)
+        if name in o:
+            raise UsageError(f"--{name} given twice")
+        if name in FLAGS:
+            if m.group(2) is not None:
+                raise UsageError(f"--{name} takes no value")
+            o[name] = True
+            i += 1
+            continue
         value = m.group(2)
         if value is None:
             i += 1
             if i >= len(argv):
-                raise UsageError(f"--{m.group(1)} needs a value")
+                raise UsageError(f"--{name} needs a value")
             value = argv[i]
-        if m.group(1) in o:
-            raise UsageError(f"--{m.group(1)} given twice")
-        o[m.group(1)] = value
+        o[name] = value
         i += 1
-    files = any(k in o for k in ("certificate", "bundle", "keys"))
-    remote = any(k in o for k in ("url", "key", "pair", "time"))
+
+    def given(*names):
+        return [n for n in names if n in o]
+
+    if o.get("monitor"):
+        other = given("certificate", "bundle", "hmac-secret", "key", "pair", "time", "fixing", "date", "proof", "no-log")
+        if other:
+            raise UsageError(f"--monitor takes --url, --head, --keys and --save, not --{other[0]}")
+        if "url" not in o or "head" not in o:
+            raise UsageError("--monitor needs --url and --head")
+        if not URL.fullmatch(o["url"]):
+            raise UsageError("--url must be an http(s) URL")
+        return o
+    if o.get("save"):
+        raise UsageError("--save goes with --monitor")
+    files = bool(given("certificate", "bundle", "keys"))
+    remote = bool(given("url", "key", "pair", "time", "fixing", "date"))
     if files and remote:
         raise UsageError("give either --certificate/--bundle files or --url/--key/--pair/--time, not both")
+    if remote and given("head", "proof"):
+        raise UsageError("--head and --proof go with files: --url fetches the newest head and the proof itself")
     if files and ("certificate" not in o or "bundle" not in o):
         raise UsageError("--certificate and --bundle go together")
-    if remote and any(k not in o for k in ("url", "key", "pair", "time")):
+    if ("head" in o) != ("proof" in o):
+        raise UsageError("--head and --proof go together")
+    if o.get("no-log") and "head" in o:
+        raise UsageError("--no-log skips the log: not with --head and --proof")
+    fixing = "fixing" in o or "date" in o
+    if remote and fixing and "time" in o:
+        raise UsageError("--time names a certificate, --fixing and --date a fixing: not both")
+    if remote and fixing and given("url", "key", "pair", "fixing", "date") != ["url", "key", "pair", "fixing", "date"]:
+        raise UsageError("--url, --key, --pair, --fixing and --date go together")
+    if remote and not fixing and given("url", "key", "pair", "time") != ["url", "key", "pair", "time"]:
         raise UsageError("--url, --key, --pair and --time go together")
     if not files and not remote:
         raise UsageError("")
     if remote:
-        if not re.fullmatch(r"https?://\S+", o["url"]):
+        if not URL.fullmatch(o["url"]):
             raise UsageError("--url must be an http(s) URL")
         if not re.fullmatch(r"[A-Z0-9]{5,12}", o["pair"]):
             raise UsageError("--pair must be like BTCNGN")
-        t = micros(re.sub(r" 00:00$", "+00:00", o["time"]))
-        if t is None:
-            raise UsageError("--time must be ISO 8601, e.g. 2026-11-24T10:05:00+00:00")
-        o["time"] = iso(t)[:19] + "+00:00"
+        if fixing:
+            if o["fixing"] not in ("local", "utc"):
+                raise UsageError("--fixing must be local or utc")
+            if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", o["date"]) or micros(f"{o['date']}T00:00:00+00:00") is None:
+                raise UsageError("--date must be a day, e.g. 2026-11-24")
+        else:
+            t = micros(re.sub(r" 00:00$", "+00:00", o["time"]))
+            if t is None:
+                raise UsageError("--time must be ISO 8601, e.g. 2026-11-24T10:05:00+00:00")
+            o["time"] = iso(t)[:19] + "+00:00"
     return o
 
 
@@ -983,32 +1371,114 @@ def get(url, key=None):
         raise InputError(f"GET {url}: {getattr(e, 'reason', e)}") from e
 
 
+def load_keys(base=None, key=None, path=None):
+    """The published keys, from the API (counted against `key`'s limit when given) or a file saved earlier."""
+    listed = parse_json(get(f"{base}/v1/certificates/keys", key), "key list") if path is None else parse_json(read_file(path, "key list"), "key list")
+    keys = obj(listed).get("keys")
+    if not isinstance(keys, list):
+        raise InputError('the key list has no "keys" array' + ("" if path is None else " (save GET /v1/certificates/keys as it is)"))
+    return keys
+
+
+def fetch_log(base, record):
+    """The log's newest signed head and the record's inclusion proof at its size; a failure is reported by the log checks."""
+    try:
+        head = parse_json(get(f"{base}/v1/transparency/head"), "head")
+    except InputError as e:
+        return {"head_error": str(e), "proof_error": "no signed head to prove it against"}
+    size = obj(head).get("tree_size")
+    record_id = record_kind(record)[2]
+    if not is_size(size) or size < 1:
+        return {"head": head, "proof_error": f"no proof to ask for: the head's tree_size is {show(size)}"}
+    if not isinstance(record_id, str):
+        return {"head": head, "proof_error": "the record has no id to ask the log for"}
+    try:
+        url = f"{base}/v1/transparency/proof/inclusion?id={urllib.parse.quote(record_id, safe='')}&tree_size={int(size)}"
+        return {"head": head, "proof": parse_json(get(url), "inclusion proof")}
+    except InputError as e:
+        return {"head": head, "proof_error": str(e)}
+
+
 def load(o):
     if "url" in o:
         base = o["url"].rstrip("/")
-        path = f"{base}/v1/certificates/{o['pair']}/{urllib.parse.quote(o['time'], safe='')}"
-        certificate = parse_json(get(path, o["key"]), "certificate")
-        bundle_bytes = get(f"{path}/bundle", o["key"])
-        keys = (parse_json(get(f"{base}/v1/certificates/keys"), "key list") or {}).get("keys")
-        if not isinstance(keys, list):
-            raise InputError('the key list has no "keys" array')
-        return certificate, bundle_bytes, keys
+        if "fixing" in o:
+            day = obj(parse_json(get(f"{base}/v1/fixings/{o['pair']}/{o['date']}", o["key"]), "fixing list"))
+            found = next((obj(f) for f in arr(day.get("fixings")) if obj(f).get("kind") == o["fixing"]), None)
+            if found is None:
+                raise InputError(f"GET {base}/v1/fixings/{o['pair']}/{o['date']} lists no {o['fixing']} fixing")
+            if not isinstance(found.get("certificate"), dict):
+                raise InputError(f'the {o["fixing"]} fixing of {o["pair"]} on {o["date"]} comes without its signed record ("certificate"): an Enterprise key sees it')
+            certificate = found["certificate"]
+            bundle_bytes = get(f"{base}/v1/fixings/{o['pair']}/{o['date']}/{o['fixing']}/bundle", o["key"])
+        else:
+            path = f"{base}/v1/certificates/{o['pair']}/{urllib.parse.quote(o['time'], safe='')}"
+            certificate = parse_json(get(path, o["key"]), "certificate")
+            bundle_bytes = get(f"{path}/bundle", o["key"])
+        keys = load_keys(base, key=o["key"])
+        log = {"skip": "--no-log given"} if o.get("no-log") else fetch_log(base, certificate)
+        return certificate, bundle_bytes, keys, log
     certificate = parse_json(read_file(o["certificate"], "certificate"), "certificate")
     bundle_bytes = inflate(read_file(o["bundle"], "bundle"))
-    keys = None
-    if "keys" in o:
-        listed = parse_json(read_file(o["keys"], "key list"), "key list")
-        keys = listed.get("keys") if isinstance(listed, dict) else None
-        if not isinstance(keys, list):
-            raise InputError('the key list has no "keys" array (save GET /v1/certificates/keys as it is)')
-    return certificate, bundle_bytes, keys
+    keys = load_keys(path=o["keys"]) if "keys" in o else None
+    if o.get("no-log"):
+        log = {"skip": "--no-log given"}
+    elif "head" not in o:
+        log = {"skip": "no --head and --proof given (--url fetches them)"}
+    else:
+        log = {"head": parse_json(read_file(o["head"], "head"), "head"), "proof": parse_json(read_file(o["proof"], "inclusion proof"), "inclusion proof")}
+    return certificate, bundle_bytes, keys, log
+
+
+def finish(lines, failed):
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 1 if failed else 0
+
+
+def run_monitor(o):
+    base = o["url"].rstrip("/")
+    saved_bytes = read_file(o["head"], "saved head")
+    try:
+        saved = parse_json(saved_bytes, "saved head")
+        current_bytes = get(f"{base}/v1/transparency/head")
+        current = parse_json(current_bytes, "current head")
+        keys = load_keys(base, path=o.get("keys"))
+    except InputError as e:
+        return finish([f"afrates transparency log monitor: {base}", f"FAIL input: {e}", "result: FAIL (input)"], True)
+    first = obj(saved).get("tree_size")
+    second = obj(current).get("tree_size")
+    proof, proof_error = None, None
+    if is_size(first) and is_size(second) and 0 < first < second:
+        try:
+            proof = parse_json(get(f"{base}/v1/transparency/proof/consistency?first={int(first)}&second={int(second)}"), "consistency proof")
+        except InputError as e:
+            proof_error = str(e)
+    r = monitor(saved, current, keys, proof, proof_error)
+    failed = list(dict.fromkeys(r.failed))
+    out = [f"afrates transparency log monitor: {base}", *r.lines]
+    out.append(f"result: FAIL ({', '.join(failed)})" if failed else f"result: ok, the log only grew ({text(first)} -> {text(second)} entries)")
+    if o.get("save") and failed:
+        out.append(f"not saved: {o['head']} keeps the saved head")
+    elif o.get("save"):
+        try:
+            tmp = f"{o['head']}.tmp-{os.getpid()}"
+            with open(tmp, "wb") as f:
+                f.write(current_bytes)
+            os.replace(tmp, o["head"])
+            out.append(f"saved: {o['head']} now holds the current head ({text(second)} entries)")
+        except OSError as e:
+            out.append(f"FAIL save: cannot write {o['head']}: {e.strerror or e}")
+            return finish(out, True)
+    return finish(out, failed)
 
 
 def main(argv):
     try:
         o = parse_args(argv)
+        if o.get("monitor"):
+            return run_monitor(o)
         try:
-            certificate, bundle_bytes, keys = load(o)
+            certificate, bundle_bytes, keys, log = load(o)
         except InputError as e:
             print(f"FAIL input: {e}\nresult: FAIL (input)")
             return 1
@@ -1017,23 +1487,22 @@ def main(argv):
             print(f"afrates_verify: {e}", file=sys.stderr)
         print(USAGE, file=sys.stderr)
         return 2
-    r = verify(certificate, bundle_bytes, keys, o.get("hmac-secret"))
-    cert_id = certificate.get("certificate_id") if isinstance(certificate, dict) else None
-    out = [f"afrates certificate {cert_id if isinstance(cert_id, str) else '(no id)'}"]
+    r = verify(certificate, bundle_bytes, keys, o.get("hmac-secret"), log)
+    _, kind, record_id = record_kind(certificate)
+    out = [f"afrates {kind} {record_id if isinstance(record_id, str) else '(no id)'}"]
     s = r.summary
     if s:
         out += [
             f"pair: {text(s['pair'])}",
             f"time: {text(s['time'])}",
-            f"rate: {text(s['rate'])}",
+            f"rate: {'none' if s['rate'] is None else s['rate']}",
             f"venues used: {', '.join(s['used']) or 'none'}",
             f"venues excluded: {', '.join(s['excluded']) or 'none'}",
         ]
     failed = list(dict.fromkeys(r.failed))
     out += r.lines
     out.append(f"result: FAIL ({', '.join(failed)})" if failed else "result: ok, every check holds")
-    sys.stdout.write("\n".join(out) + "\n")
-    return 1 if failed else 0
+    return finish(out, failed)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import { insertFxRates, insertTrades } from '../../pipeline/store.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { rng } from '../support/market.js';
 import { SimWorld } from '../support/pipeline.js';
-import { requirePythonCryptography, runVerifier, vwapText, VERIFIERS, type Verifier, type VerifierRun } from './support.js';
+import { both, canonical, requirePythonCryptography, vwapText, VERIFIERS } from './support.js';
 
 const MIN = 60_000;
 const BUCKET = 5 * MIN;
@@ -150,14 +150,6 @@ interface BundleTrade {
   amount: string;
 }
 
-/** Canonical JSON as the service writes a bundle (keys sorted, no whitespace): a tampered bundle stays well formed. */
-const canonical = (v: unknown): string =>
-  Array.isArray(v)
-    ? `[${v.map(canonical).join(',')}]`
-    : v !== null && typeof v === 'object'
-      ? `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`
-      : JSON.stringify(v);
-
 /** A decimal string without the zeros that do not change its value. */
 const decimalValue = (s: string) => (s.includes('.') ? s.replace(/\.?0+$/, '') : s);
 const stamp = (ms: number) => `${new Date(ms).toISOString().slice(0, 19)}+00:00`;
@@ -188,13 +180,6 @@ async function save(pair: string, bucket: number, tag = ''): Promise<Saved> {
 }
 
 const fileArgs = (s: { cert: string; bundle: string }, extra: string[] = []) => ['--certificate', s.cert, '--bundle', s.bundle, '--keys', keysFile, ...extra];
-
-/** Both verifiers on the same arguments; they must print the same report. */
-async function both(args: string[]): Promise<Record<Verifier, VerifierRun>> {
-  const [node, python] = await Promise.all(VERIFIERS.map((v) => runVerifier(v, args)));
-  expect(python!.stdout, `the two verifiers disagree\n--- node\n${node!.stdout}${node!.stderr}\n--- python\n${python!.stdout}${python!.stderr}`).toBe(node!.stdout);
-  return { node: node!, python: python! };
-}
 
 beforeAll(async () => {
   requirePythonCryptography();
@@ -267,7 +252,9 @@ describe('certificates verified independently', () => {
       expect(run.python.code, `${label}\n${run.python.stdout}${run.python.stderr}`).toBe(0);
       expect(run.node.rate, label).toBe(rate);
       expect(run.node.checks.get('hmac')).toBe('ok');
-      expect([...run.node.checks.values()].every((c) => c === 'ok'), run.node.stdout).toBe(true);
+      // from files without a head and proof, the log is not checked (test/verify/log.test.ts checks it)
+      expect(run.node.checks.get('log inclusion')).toBe('skip');
+      expect([...run.node.checks].filter(([name]) => !name.startsWith('log ')).every(([, c]) => c === 'ok'), run.node.stdout).toBe(true);
 
       if (e.excluded.some((x) => x.reason === 'outlier')) cases.outlier++;
       if (e.excluded.some((x) => x.reason === 'stale')) cases.stale++;
@@ -394,6 +381,10 @@ describe('certificates verified independently', () => {
     expect(run.python.code, run.python.stdout).toBe(0);
     expect(run.node.rate).toBe(vwapText(e.trades.filter((t) => e.used.includes(t.venue))));
     expect(run.node.checks.get('hmac')).toBe('skip');
+    // and its place in the transparency log, under the newest signed head
+    expect(run.node.checks.get('log head')).toBe('ok');
+    expect(run.node.checks.get('log inclusion')).toBe('ok');
+    expect(run.node.stdout).toMatch(/^ok log inclusion: CERT-BTCZAR-20261120T100500Z is leaf \d+ of the tree of \d+ entries/m);
     // a bucket without a certificate: the API's 404, said plainly
     const missing = await both(['--url', api.api.url, '--key', api.keys.enterprise, '--pair', 'BTCZAR', '--time', stamp(T0 - BUCKET)]);
     expect(missing.node.code).toBe(1);

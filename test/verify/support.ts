@@ -2,8 +2,11 @@
 // Debian's Python, on files or against the API. And the test's own exact arithmetic, to check a
 // signed rate against trades the test wrote itself.
 import { spawn, spawnSync } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const NODE_VERIFIER = path.join(ROOT, 'verify/afrates-verify.mjs');
@@ -60,6 +63,54 @@ export function runVerifier(which: Verifier, args: readonly string[]): Promise<V
       });
     });
   });
+}
+
+/** Both verifiers on the same arguments; they must print the same report. */
+export async function both(args: readonly string[]): Promise<Record<Verifier, VerifierRun>> {
+  const [node, python] = await Promise.all(VERIFIERS.map((v) => runVerifier(v, args)));
+  expect(python!.stdout, `the two verifiers disagree\n--- node\n${node!.stdout}${node!.stderr}\n--- python\n${python!.stdout}${python!.stderr}`).toBe(node!.stdout);
+  return { node: node!, python: python! };
+}
+
+/** Canonical JSON as the service writes what it hashes and signs (keys sorted, no whitespace): a tampered document stays well formed. */
+export const canonical = (v: unknown): string =>
+  Array.isArray(v)
+    ? `[${v.map(canonical).join(',')}]`
+    : v !== null && typeof v === 'object'
+      ? `{${Object.keys(v)
+          .sort()
+          .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+          .join(',')}}`
+      : JSON.stringify(v);
+
+export interface Proxy {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * An HTTP proxy in front of the API, as a man in the middle would be: it passes every GET on
+ * (with its headers) and hands each answer's body to `rewrite` (by path) before passing it back.
+ */
+export async function startProxy(target: string, rewrite: (path: string, body: Buffer) => Buffer): Promise<Proxy> {
+  const server = http.createServer((req, res) => {
+    void (async () => {
+      const headers: Record<string, string> = {};
+      for (const name of ['accept', 'x-api-key']) if (typeof req.headers[name] === 'string') headers[name] = req.headers[name];
+      // asked for plain bodies, so that they can be rewritten
+      const upstream = await fetch(`${target}${req.url}`, { headers: { ...headers, 'accept-encoding': 'identity' } });
+      const body = rewrite(req.url!, Buffer.from(await upstream.arrayBuffer()));
+      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json', 'content-length': body.length });
+      res.end(body);
+    })().catch((err: unknown) => {
+      res.writeHead(502).end(String(err));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 // ---- exact arithmetic of the test's own: BigInt rationals ----
