@@ -9,13 +9,8 @@ import { bodyError } from './middleware/errors.js';
 import { mountOpenApi } from './routes/openapi.js';
 import { memoisedRouting } from './routing.js';
 import { operations, routeModules } from './routes/index.js';
-import * as transparency from './routes/transparency.js';
 import { serveWeb } from './web.js';
 
-// the web pages' public endpoints and the transparency log's have a per-address limit of their own (api/public-limit.ts)
-const PUBLIC_WEB = ['/v1/board', '/v1/board/stream', '/v1/status/public', ...transparency.operations.map((op) => op.path)];
-const NO_KEY = new Set(['/v1/health', '/v1/auth/free-key', '/v1/openapi.json', '/v1/certificates/keys', '/v1/methodology', ...PUBLIC_WEB]);
-const NOT_LIMITED = new Set(['/v1/health', ...PUBLIC_WEB]);
 
 const HAS_BODY = ['POST', 'PUT', 'PATCH', 'DELETE'];
 /** A connection's errors once the answer has begun that mean the client went away (a download cancelled): no fault of ours. */
@@ -52,9 +47,9 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const router = new Router<AppState>();
   for (const m of routeModules) m.mount(router, deps);
   // for the document: health is never limited; the web pages' endpoints have a per-minute limit of their own, no monthly quota
-  mountOpenApi(router, deps, operations, { notLimited: new Set([...NOT_LIMITED].filter((p) => !PUBLIC_WEB.includes(p))), noMonthlyQuota: new Set(PUBLIC_WEB) });
+  mountOpenApi(router, deps, operations);
 
-  const routing = memoisedRouting(router);
+  const routing = memoisedRouting(router, operations);
 
   // behind N proxies: the client is the address the first of them saw, the N-th entry from the right
   const app = new Koa<AppState>({ proxy: deps.config.trustProxyHops > 0, maxIpsCount: deps.config.trustProxyHops });
@@ -62,7 +57,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const simulated = () => deps.config.market === 'simulated' || deps.snapshot.market === 'simulated';
   app.use(envelope({ metrics: deps.metrics, log: deps.log, deadlineMs: deps.config.apiDeadlineMs, simulated }));
   app.use(serveWeb()); // the web pages and their assets (web/dist): before keys and limits, which are the API's
-  app.use(admit({ keys: deps.keys, gatewaySecret: deps.config.gatewaySecret, limiter: deps.limiter, notLimited: NOT_LIMITED, public: NO_KEY, isRoute: routing.isRoute }));
+  app.use(admit({ keys: deps.keys, gatewaySecret: deps.config.gatewaySecret, limiter: deps.limiter, publicLimit: deps.publicLimit, routing }));
   app.use(readBody(bodyParser({ enableTypes: ['json'], jsonLimit: '16kb', encoding: 'utf-8', parsedMethods: HAS_BODY })));
   app.use(routing.routes);
   app.use(router.allowedMethods()); // 405 (or 501) with Allow: the envelope puts it in the error shape

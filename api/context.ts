@@ -11,6 +11,8 @@ import type { LiveSnapshot } from './live/snapshot.js';
 import type { LiveJsonCache } from './live/cache.js';
 import type { RequestMetrics } from './middleware/metrics.js';
 import type { CertificateSigner } from '../lib/signer.js';
+import type { PublicLimit } from './public-limit.js';
+import type { EventStreams } from './sse.js';
 import type { Redis } from 'ioredis';
 import type { Lookup } from '../lib/webhooks/addresses.js';
 
@@ -47,6 +49,10 @@ export interface AppDeps {
   /** The snapshot's rates as JSON, made once per pair, presentation and second. */
   readonly liveJson: LiveJsonCache;
   readonly metrics: RequestMetrics;
+  /** The per-address limit of the public records and pages (operations with access 'public'). */
+  readonly publicLimit: PublicLimit;
+  /** The open event streams of this process. */
+  readonly streams: EventStreams;
   readonly signer: CertificateSigner;
   readonly startedAt: Date;
   /** The public pairs, by identifier (loaded from the pairs table at start). */

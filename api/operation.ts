@@ -1,5 +1,6 @@
-// A route's description: enough for the OpenAPI document (api/routes/openapi.ts) and for tier
-// gating, kept beside the handler in each api/routes/<resource>.ts.
+// A route's description, kept beside its handler in each api/routes/<resource>.ts: the one place
+// that says who may call it (api/middleware/auth.ts admits by it) and what the OpenAPI document
+// (api/routes/openapi.ts) shows of it.
 import type { AppContext, AppDeps, AppRouter, PairInfo } from './context.js';
 import { ApiError, validationError, type ErrorCode } from './errors.js';
 import { timestamp } from '../lib/format.js';
@@ -13,8 +14,16 @@ export interface Operation {
   readonly summary: string;
   /** More than the summary says (formats, headers): the document's description, before the key and limit notes. */
   readonly description?: string;
-  /** Lowest tier allowed; null = no API key needed. */
+  /** Lowest tier allowed (a key of it or above); null = no API key needed (then `access` says how it is limited). */
   readonly tier: Tier | null;
+  /**
+   * Without a key (tier null): 'anonymous' counts against the caller address's budget at the free
+   * tier's limits (the default), 'public' against the per-address limit of the public pages and
+   * records (api/public-limit.ts: a minute's window, no monthly quota), 'open' against none.
+   */
+  readonly access?: 'anonymous' | 'public' | 'open';
+  /** How a refusal names what needs a higher tier (default: the method and path). */
+  readonly feature?: string;
   readonly query?: ObjectSchema;
   readonly params?: ObjectSchema;
   readonly body?: ObjectSchema;
@@ -41,13 +50,23 @@ export interface RouteModule {
   mount(router: AppRouter, deps: AppDeps): void;
 }
 
-/** 403 tier_restricted unless the caller's tier is at least `needed`. */
-export function requireTier(ctx: AppContext, needed: Tier, what: string): void {
+/** How a request to an operation is admitted: a key of its tier, or how it is limited without one. */
+export type Access = { readonly key: Tier } | { readonly key: null; readonly limit: 'anonymous' | 'public' | 'open' };
+
+export function accessOf(op: Operation): Access {
+  return op.tier !== null ? { key: op.tier } : { key: null, limit: op.access ?? 'anonymous' };
+}
+
+/** 403 tier_restricted unless the caller's tier is at least `needed` (an operation's, or a gated parameter's). */
+export function requireTier(ctx: Pick<AppContext, 'state'>, needed: Tier, what: string): void {
   const tier = ctx.state.customer?.tier ?? 'free';
   if (!atLeast(tier, needed)) {
     throw new ApiError(403, 'tier_restricted', `${what} requires the ${tierLabel(needed)} tier or higher; this key is ${tierLabel(tier)}.`);
   }
 }
+
+/** What a tier refusal names: the operation's feature, or its method and path. */
+export const featureOf = (op: Operation) => op.feature ?? `${op.method.toUpperCase()} ${op.path.replace(/:(\w+)/g, '{$1}')}`;
 
 /** 403 interval_not_available unless the caller's tier has candles of `interval`. */
 export function requireInterval(ctx: AppContext, interval: '5m' | '1h' | '1d'): void {

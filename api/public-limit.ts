@@ -52,15 +52,3 @@ export class PublicLimit {
     ctx.set(headers);
   }
 }
-
-const limits = new WeakMap<object, PublicLimit>();
-
-/** One PublicLimit per API (keyed by its dependencies object). */
-export function publicLimitOf(deps: { readonly redis: Redis | null }): PublicLimit {
-  let limit = limits.get(deps);
-  if (!limit) {
-    limit = new PublicLimit(deps.redis);
-    limits.set(deps, limit);
-  }
-  return limit;
-}

@@ -7,20 +7,26 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { AppState } from './context.js';
+import type { Operation } from './operation.js';
 
 interface Found {
   /** some route serves this path with this method */
   readonly exists: boolean;
+  /** the operation it is (what says who may call it) */
+  readonly operation: Operation | undefined;
   /** the handler to call directly, or null: the router's own dispatch */
   readonly handler: Router.Middleware<AppState> | null;
 }
 
 export interface Routing {
   isRoute(path: string, method: string): boolean;
+  /** The operation a request is for, when a route serves it. */
+  operationOf(path: string, method: string): Operation | undefined;
   readonly routes: Koa.Middleware<AppState>;
 }
 
-export function memoisedRouting(router: Router<AppState>): Routing {
+export function memoisedRouting(router: Router<AppState>, operations: readonly Operation[]): Routing {
+  const byRoute = new Map(operations.map((op) => [`${op.method.toUpperCase()} ${op.path}`, op]));
   const found = new Map<string, Found>();
   const lookup = (path: string, method: string): Found => {
     const key = `${method} ${path}`;
@@ -28,7 +34,9 @@ export function memoisedRouting(router: Router<AppState>): Routing {
     if (f === undefined) {
       const { route, pathAndMethod } = router.match(path, method);
       const only = pathAndMethod.length === 1 ? pathAndMethod[0]! : null;
-      f = { exists: route, handler: only && only.paramNames.length === 0 && only.stack.length === 1 ? (only.stack[0] as Router.Middleware<AppState>) : null };
+      const asked = method === 'HEAD' ? 'GET' : method;
+      const operation = route ? pathAndMethod.map((l) => byRoute.get(`${asked} ${l.path}`)).find((op) => op !== undefined) : undefined;
+      f = { exists: route, operation, handler: only && only.paramNames.length === 0 && only.stack.length === 1 ? (only.stack[0] as Router.Middleware<AppState>) : null };
       if (found.size >= 10_000) found.clear(); // bounded: paths carry parameters, and whatever a client sends
       found.set(key, f);
     }
@@ -37,6 +45,7 @@ export function memoisedRouting(router: Router<AppState>): Routing {
   const dispatch = router.routes() as unknown as Koa.Middleware<AppState>;
   return {
     isRoute: (path, method) => lookup(path, method).exists,
+    operationOf: (path, method) => lookup(path, method).operation,
     routes(ctx, next) {
       const { handler } = lookup(ctx.path, ctx.method);
       return handler ? handler(ctx as Parameters<typeof handler>[0], next) : dispatch(ctx, next);

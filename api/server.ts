@@ -16,7 +16,8 @@ import { LiveSnapshot } from './live/snapshot.js';
 import { LiveJsonCache } from './live/cache.js';
 import { RequestMetrics } from './middleware/metrics.js';
 import { connectRedis } from './redis.js';
-import { closeStreams } from './sse.js';
+import { PublicLimit } from './public-limit.js';
+import { EventStreams } from './sse.js';
 
 export interface RunningApi {
   readonly url: string;
@@ -42,6 +43,8 @@ export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { s
     limiter: new RateLimiter(sql, redis, log, opts.now, opts.namespace),
     snapshot,
     metrics: new RequestMetrics(sql, log),
+    publicLimit: new PublicLimit(redis, opts.namespace, opts.now),
+    streams: new EventStreams(snapshot, log),
     signer,
     liveJson: new LiveJsonCache(snapshot, signer),
     startedAt: new Date(),
@@ -112,7 +115,7 @@ export async function startApi(deps: AppDeps, host = deps.config.host, port = de
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
-        closeStreams(deps); // open event streams would hold the server open forever
+        deps.streams.closeAll(); // open event streams would hold the server open forever
         // A keep-alive connection busy at this moment stays open once answered (up to
         // KEEP_ALIVE_SECONDS, or for good while a load balancer keeps using it): the answers in
         // flight get a few seconds, then every connection is closed.

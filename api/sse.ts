@@ -7,7 +7,9 @@
 // every stream) and are ended by closeStreams() when the server stops, which would otherwise wait
 // for them forever.
 import { PassThrough } from 'node:stream';
-import type { AppContext, AppDeps } from './context.js';
+import type { Logger } from '../lib/log.js';
+import type { AppContext } from './context.js';
+import type { LiveSnapshot } from './live/snapshot.js';
 import { ApiError, unavailable } from './errors.js';
 import type { RestatementRow } from './queries/fixings.js';
 
@@ -75,7 +77,10 @@ export class EventStreams {
   private readonly perOwner = new Map<string, Set<EventStream>>();
   private listening = false;
 
-  constructor(private readonly deps: AppDeps) {}
+  constructor(
+    private readonly snapshot: LiveSnapshot,
+    private readonly log: Logger,
+  ) {}
 
   /**
    * Turns the response into an event stream for `owner`, who may hold at most `maxForOwner` open
@@ -106,7 +111,7 @@ export class EventStreams {
     ctx.body = body;
 
     const stream = new EventStream(body, () => {
-      this.deps.log.warn({ owner, requestId: ctx.state.requestId }, 'event stream dropped: its client stopped reading');
+      this.log.warn({ owner, requestId: ctx.state.requestId }, 'event stream dropped: its client stopped reading');
       socket.destroy();
     });
     this.open.add(stream);
@@ -140,22 +145,22 @@ export class EventStreams {
   private listen(): void {
     if (this.listening) return;
     this.listening = true;
-    this.deps.snapshot.events.on('restatements', (rows: readonly RestatementRow[]) => {
+    this.snapshot.events.on('restatements', (rows: readonly RestatementRow[]) => {
       for (const stream of this.open) {
         try {
-          stream.onRestatements(this.deps.snapshot.version, rows);
+          stream.onRestatements(this.snapshot.version, rows);
         } catch (err) {
-          this.deps.log.warn({ err }, 'event stream push failed');
+          this.log.warn({ err }, 'event stream push failed');
           stream.close();
         }
       }
     });
-    this.deps.snapshot.events.on('refreshed', (version: number) => {
+    this.snapshot.events.on('refreshed', (version: number) => {
       for (const stream of this.open) {
         Promise.resolve()
           .then(() => stream.onRefresh(version))
           .catch((err: unknown) => {
-            this.deps.log.warn({ err }, 'event stream push failed');
+            this.log.warn({ err }, 'event stream push failed');
             stream.close();
           });
       }
@@ -178,21 +183,4 @@ export function lastEventId(ctx: AppContext): number | null {
  */
 export function missed(lastSeen: number | null, version: number): boolean {
   return version > 0 && (lastSeen === null || lastSeen < version);
-}
-
-const registries = new WeakMap<AppDeps, EventStreams>();
-
-/** The event streams of the API built from `deps` (one registry per API). */
-export function streamsOf(deps: AppDeps): EventStreams {
-  let streams = registries.get(deps);
-  if (!streams) {
-    streams = new EventStreams(deps);
-    registries.set(deps, streams);
-  }
-  return streams;
-}
-
-/** Ends every open stream: the server is stopping. */
-export function closeStreams(deps: AppDeps): void {
-  registries.get(deps)?.closeAll();
 }

@@ -2,10 +2,13 @@
 // gateway that proves itself with X-RapidAPI-Proxy-Secret and names its user and plan.
 import crypto from 'node:crypto';
 import type Koa from 'koa';
-import type { AppState, Customer } from '../context.js';
+import type { AppContext, AppState, Customer } from '../context.js';
 import { ApiError } from '../errors.js';
 import type { KeyStore } from '../keys/store.js';
 import type { RateLimiter } from '../limits/limiter.js';
+import { accessOf, featureOf, requireTier } from '../operation.js';
+import type { PublicLimit } from '../public-limit.js';
+import type { Routing } from '../routing.js';
 import type { Tier } from '../tiers.js';
 
 const GATEWAY_PLANS: Record<string, Tier> = { BASIC: 'free', PRO: 'builder', ULTRA: 'professional', MEGA: 'enterprise' };
@@ -26,33 +29,37 @@ function gatewayCustomer(ctx: Koa.Context, secret: string | undefined): Customer
 }
 
 /**
- * Who is calling, and whether they may: the caller (a key's customer or a gateway user) in
+ * Who is calling, and whether they may, as the operation asked for says (api/operation.ts: its
+ * tier, or how it is limited without a key): the caller (a key's customer or a gateway user) in
  * ctx.state.customer; the request counted against their per-minute limit and monthly quota (the
  * rate-limit headers set; by address at the free tier's rate without a valid key, which also slows
- * down key guessing); then 401 for a request without a valid key to a route that needs one. A path
- * or method that no route serves goes on to the router's 404 or 405: a wrong address is wrong
- * whoever asks. One middleware for the three: see api/middleware/envelope.ts.
+ * down key guessing), or against the per-address limit of the public records, or none; then 401
+ * without a valid key where one is needed, and 403 below the operation's tier. A path or method
+ * that no route serves is counted as an anonymous request and goes on to the router's 404 or 405:
+ * a wrong address is wrong whoever asks. One middleware for all of it: api/middleware/envelope.ts.
  */
 export function admit(opts: {
   readonly keys: KeyStore;
   readonly gatewaySecret: string | undefined;
   readonly limiter: RateLimiter;
-  /** not counted against any limit (health; the web pages' endpoints have a limit of their own) */
-  readonly notLimited: ReadonlySet<string>;
-  /** served without a key */
-  readonly public: ReadonlySet<string>;
-  readonly isRoute: (path: string, method: string) => boolean;
+  readonly publicLimit: PublicLimit;
+  readonly routing: Pick<Routing, 'operationOf'>;
 }): Koa.Middleware<AppState> {
   return async function admit(ctx, next) {
+    const op = opts.routing.operationOf(ctx.path, ctx.method);
+    const access = op ? accessOf(op) : ({ key: null, limit: 'anonymous' } as const);
     const apiKey = ctx.get('X-API-Key');
     const customer = apiKey ? await opts.keys.authenticate(apiKey.trim()) : gatewayCustomer(ctx as unknown as Koa.Context, opts.gatewaySecret);
     if (customer) ctx.state.customer = customer;
-    if (!opts.notLimited.has(ctx.path)) {
+    if (access.key === null && access.limit === 'public') {
+      await opts.publicLimit.consume(ctx as unknown as AppContext);
+    } else if (access.key !== null || access.limit === 'anonymous') {
       const { headers } = await opts.limiter.consume(customer ?? { id: `ip:${ctx.ip}`, tier: 'free' });
       ctx.set(headers);
     }
-    if (!customer && !opts.public.has(ctx.path) && opts.isRoute(ctx.path, ctx.method)) {
-      throw new ApiError(401, 'unauthorized', apiKey ? 'The API key is invalid or revoked.' : 'Missing API key: send it in the X-API-Key header.');
+    if (op && access.key !== null) {
+      if (!customer) throw new ApiError(401, 'unauthorized', apiKey ? 'The API key is invalid or revoked.' : 'Missing API key: send it in the X-API-Key header.');
+      requireTier(ctx, access.key, featureOf(op));
     }
     await next();
   };

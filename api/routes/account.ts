@@ -19,7 +19,6 @@ import {
 } from '../schemas.js';
 import { TIER_RULES } from '../tiers.js';
 import { parseBody, parseParams, parseQuery } from '../validate.js';
-import { streamsOf } from '../sse.js';
 import { STREAMS_PER_KEY } from './stream.js';
 
 const DAILY_DAYS = 30;
@@ -155,7 +154,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const { customerId, keyId } = caller(ctx);
     const rotated = await deps.keys.rotate(Number(id), customerId);
     if (!rotated) throw new ApiError(404, 'not_found', `No active key ${id} in this account.`);
-    streamsOf(deps).closeOwner(`key:${rotated.replaced.id}`);
+    deps.streams.closeOwner(`key:${rotated.replaced.id}`);
     const label = (await deps.keys.keysOf(customerId)).find((k) => k.id === rotated.record.id)?.label ?? null;
     ctx.status = 201;
     ctx.body = {
@@ -172,7 +171,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const keys = await deps.keys.keysOf(customerId);
     const label = keys.find((k) => k.id === Number(id))?.label ?? null;
     const revoked = await deps.keys.revokeOwn(customerId, Number(id)).catch(accountError);
-    streamsOf(deps).closeOwner(`key:${revoked.id}`);
+    deps.streams.closeOwner(`key:${revoked.id}`);
     ctx.body = { key: ownKey(revoked, keyId, label) } satisfies AccountRevokedKeyResponse;
   });
 }

@@ -8,10 +8,9 @@ import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { timestamp } from '../../lib/format.js';
 import { presentLive } from '../live/present.js';
 import type { Operation } from '../operation.js';
-import { publicLimitOf } from '../public-limit.js';
 import { sourcesByPair } from '../queries/sources.js';
 import { BOARD_RESPONSE, PUBLIC_STATUS_RESPONSE, type BoardResponse, type PublicStatusResponse } from '../schemas.js';
-import { lastEventId, missed, streamsOf } from '../sse.js';
+import { lastEventId, missed } from '../sse.js';
 import { parseQuery } from '../validate.js';
 import { restatementsSince } from '../queries/fixings.js';
 import { latestHead } from '../../lib/transparency/log.js';
@@ -31,12 +30,14 @@ const RECENT_RESTATEMENTS = 20;
 const SLOT = '5 minutes';
 
 export const operations: Operation[] = [
-  { method: 'get', path: '/v1/board', summary: "Every pair's live rate with the free tier's fields (public, cached; 60 requests a minute per address)", tier: null, query, response: BOARD_RESPONSE, errors: ['rate_limit_exceeded'] },
+  { method: 'get', path: '/v1/board', summary: "Every pair's live rate with the free tier's fields (public, cached; 60 requests a minute per address)", tier: null, access: 'public',
+    query, response: BOARD_RESPONSE, errors: ['rate_limit_exceeded'] },
   {
     method: 'get',
     path: '/v1/board/stream',
     summary: 'The board as Server-Sent Events: an event `board` (the body of GET /v1/board) after every refresh; Last-Event-ID resumes; 3 open per address',
     tier: null,
+    access: 'public',
     query,
     response: BOARD_RESPONSE,
     contentType: 'text/event-stream',
@@ -47,6 +48,7 @@ export const operations: Operation[] = [
     path: '/v1/status/public',
     summary: "Service status for the status page: per-pair freshness and sources (no prices), the collector's recent cycles, uptime over 24 h and 7 days (public, cached)",
     tier: null,
+    access: 'public',
     query,
     response: PUBLIC_STATUS_RESPONSE,
     errors: ['rate_limit_exceeded'],
@@ -156,13 +158,11 @@ async function statusBody(deps: AppDeps): Promise<PublicStatusResponse> {
 }
 
 export function mount(router: AppRouter, deps: AppDeps): void {
-  const limit = publicLimitOf(deps);
   const board = cached(BOARD_CACHE_MS, () => JSON.stringify(boardBody(deps)), () => deps.snapshot.version);
   const status = cached(STATUS_CACHE_MS, async () => JSON.stringify(await statusBody(deps)));
 
   router.get('/v1/board', async (ctx: AppContext) => {
     parseQuery(query, ctx);
-    await limit.consume(ctx);
     ctx.type = 'application/json';
     ctx.set('Cache-Control', `public, max-age=${BOARD_CACHE_MS / 1000}`);
     ctx.body = await board();
@@ -170,15 +170,13 @@ export function mount(router: AppRouter, deps: AppDeps): void {
 
   router.get('/v1/board/stream', async (ctx: AppContext) => {
     parseQuery(query, ctx);
-    await limit.consume(ctx);
-    const stream = streamsOf(deps).start(ctx, `ip:${ctx.ip}`, BOARD_STREAMS_PER_ADDRESS, `At most ${BOARD_STREAMS_PER_ADDRESS} open board streams per address; close one first.`);
+    const stream = deps.streams.start(ctx, `ip:${ctx.ip}`, BOARD_STREAMS_PER_ADDRESS, `At most ${BOARD_STREAMS_PER_ADDRESS} open board streams per address; close one first.`);
     stream.onRefresh = (version) => void board().then((body) => stream.send(version, 'board', body));
     if (missed(lastEventId(ctx), deps.snapshot.version)) stream.send(deps.snapshot.version, 'board', await board());
   });
 
   router.get('/v1/status/public', async (ctx: AppContext) => {
     parseQuery(query, ctx);
-    await limit.consume(ctx);
     ctx.type = 'application/json';
     ctx.set('Cache-Control', `public, max-age=${STATUS_CACHE_MS / 1000}`);
     ctx.body = await status();

@@ -7,7 +7,7 @@ import zlib from 'node:zlib';
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { notFound, validationError } from '../errors.js';
 import { certificateId, date, dayStart, numeric, parseTimestamp, timestamp } from '../../lib/format.js';
-import { knownPair, requireTier, type Operation } from '../operation.js';
+import { knownPair, type Operation } from '../operation.js';
 import { acceptsGzip } from '../middleware/compress.js';
 import { bundleOf, certificateAt, certificateList, signingKeys } from '../queries/certificates.js';
 import { BUNDLE_RESPONSE, CERTIFICATE_KEYS_RESPONSE, CERTIFICATE_LIST_RESPONSE, CERTIFICATE_RESPONSE, type CertificateKeysResponse, type CertificateListResponse, type CertificateResponse } from '../schemas.js';
@@ -36,12 +36,12 @@ const certParams = {
 const noQuery = { type: 'object', additionalProperties: false, properties: {} } as const;
 
 export const operations: Operation[] = [
-  { method: 'get', path: '/v1/certificates/keys', summary: 'Ed25519 public keys for verifying certificates: the one in use first, then every earlier one (no key needed)', tier: null, query: noQuery, response: CERTIFICATE_KEYS_RESPONSE },
-  { method: 'get', path: '/v1/certificates/:pair', summary: 'Certificates available for a pair, newest first; when the range holds more than `limit`, a Link rel="next" header gives the next page', tier: 'enterprise', params: pairParams, query: listQuery, response: CERTIFICATE_LIST_RESPONSE },
-  { method: 'get', path: '/v1/certificates/:pair/:timestamp', summary: 'One signed rate certificate', tier: 'enterprise', params: certParams, query: noQuery, response: CERTIFICATE_RESPONSE, errors: ['not_found'] },
+  { method: 'get', path: '/v1/certificates/keys', summary: 'Ed25519 public keys for verifying certificates: the one in use first, then every earlier one (no key needed)', tier: null, access: 'public', query: noQuery, response: CERTIFICATE_KEYS_RESPONSE },
+  { method: 'get', path: '/v1/certificates/:pair', feature: 'Certificates', summary: 'Certificates available for a pair, newest first; when the range holds more than `limit`, a Link rel="next" header gives the next page', tier: 'enterprise', params: pairParams, query: listQuery, response: CERTIFICATE_LIST_RESPONSE },
+  { method: 'get', path: '/v1/certificates/:pair/:timestamp', feature: 'Certificates', summary: 'One signed rate certificate', tier: 'enterprise', params: certParams, query: noQuery, response: CERTIFICATE_RESPONSE, errors: ['not_found'] },
   {
     method: 'get',
-    path: '/v1/certificates/:pair/:timestamp/bundle',
+    path: '/v1/certificates/:pair/:timestamp/bundle', feature: 'Replication bundles',
     summary:
       "A certificate's replication bundle: every trade that entered the rate as stored, the venues left out and why, the synthetic price's inputs, the parameters, methodology and software version. " +
       'Canonical JSON, the same bytes forever; its SHA-256 (ETag, and bundle.sha256 in the certificate, which audit.certificate_signature covers) is of the JSON before compression. Sent gzip-encoded to clients that accept it. verify/afrates-verify.mjs recomputes the rate from it.',
@@ -81,7 +81,6 @@ export function mount(router: AppRouter, deps: AppDeps): void {
   });
 
   router.get('/v1/certificates/:pair', async (ctx: AppContext) => {
-    requireTier(ctx, 'enterprise', 'Certificates');
     const pair = knownPair(deps, parseParams(pairParams, ctx.params).pair!, 'pair');
     const q = parseQuery(listQuery, ctx);
     // a bound not given follows the one given: ?end=<a month ago> alone is the week up to it
@@ -120,7 +119,6 @@ export function mount(router: AppRouter, deps: AppDeps): void {
   });
 
   router.get('/v1/certificates/:pair/:timestamp', async (ctx: AppContext) => {
-    requireTier(ctx, 'enterprise', 'Certificates');
     const { pair, at } = certificateBucket(deps, ctx);
     const body = await certificateAt(deps.sql, pair.pair, at);
     if (!body) throw noCertificate(deps, pair.pair, at);
@@ -134,7 +132,6 @@ export function mount(router: AppRouter, deps: AppDeps): void {
   });
 
   router.get('/v1/certificates/:pair/:timestamp/bundle', async (ctx: AppContext) => {
-    requireTier(ctx, 'enterprise', 'Replication bundles');
     const { pair, at } = certificateBucket(deps, ctx);
     const bundle = await bundleOf(deps.sql, certificateId(pair.pair, at));
     if (!bundle) {

@@ -7,7 +7,7 @@ import { candleCsv, candleParquet } from '../candle-files.js';
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { validationError } from '../errors.js';
 import { GZIP_LEVEL } from '../middleware/compress.js';
-import { knownPair, requireInterval, requireTier, type Operation } from '../operation.js';
+import { knownPair, requireInterval, type Operation } from '../operation.js';
 import { PARQUET_TYPE } from '../parquet.js';
 import { candleChunks, settledThrough } from '../queries/candles.js';
 import { byteStream, digestOf, sendStream, through, withDigestTrailer } from '../streamed.js';
@@ -69,7 +69,6 @@ export const operations: Operation[] = [
 
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/exports/candles', async (ctx: AppContext) => {
-    requireTier(ctx, 'builder', 'GET /v1/exports/candles');
     const q = parseQuery(query, ctx);
     const pair = knownPair(deps, q.pair, 'pair');
     const interval = q.interval as '5m' | '1h' | '1d';

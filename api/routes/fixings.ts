@@ -7,7 +7,7 @@ import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { notFound, validationError } from '../errors.js';
 import { date as dayOf, dayStart } from '../../lib/format.js';
 import { acceptsGzip } from '../middleware/compress.js';
-import { knownPair, requireTier, type Operation } from '../operation.js';
+import { knownPair, type Operation } from '../operation.js';
 import { bundleOf } from '../queries/certificates.js';
 import { fixingIdOf, fixingsOf, type FixingRow } from '../queries/fixings.js';
 import { BUNDLE_RESPONSE, FIXING_DAY_RESPONSE, FIXINGS_RESPONSE, type Fixing, type FixingDayResponse, type FixingsResponse } from '../schemas.js';
@@ -41,7 +41,7 @@ export const operations: Operation[] = [
   { method: 'get', path: '/v1/fixings/:pair/:date', summary: "One pair's fixings of a day (local first); Enterprise gets each one's signed record", tier: 'free', params: dayParams, query: noQuery, response: FIXING_DAY_RESPONSE, errors: ['not_found'] },
   {
     method: 'get',
-    path: '/v1/fixings/:pair/:date/:kind/bundle',
+    path: '/v1/fixings/:pair/:date/:kind/bundle', feature: 'Replication bundles',
     summary: "A fixing's replication bundle: every trade of its hour as stored, the venues left out and why, the synthetic price's inputs, parameters, methodology and software version (gzip when accepted; ETag is its SHA-256)",
     tier: 'enterprise',
     params: bundleParams,
@@ -114,7 +114,6 @@ export function mount(router: AppRouter, deps: AppDeps): void {
   });
 
   router.get('/v1/fixings/:pair/:date/:kind/bundle', async (ctx: AppContext) => {
-    requireTier(ctx, 'enterprise', 'Replication bundles');
     const p = parseParams(bundleParams, ctx.params);
     parseQuery(noQuery, ctx);
     const pair = knownPair(deps, p.pair!, 'pair');

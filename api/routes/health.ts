@@ -8,7 +8,7 @@ import { type Operation } from '../operation.js';
 import { HEALTH_RESPONSE, type HealthResponse } from '../schemas.js';
 
 export const operations: Operation[] = [
-  { method: 'get', path: '/v1/health', summary: 'Service health (no key needed, not rate limited)', tier: null, response: HEALTH_RESPONSE },
+  { method: 'get', path: '/v1/health', summary: 'Service health (no key needed, not rate limited)', tier: null, access: 'open', response: HEALTH_RESPONSE },
 ];
 
 async function within<T>(ms: number, work: Promise<T>): Promise<T> {

@@ -2,7 +2,7 @@
 // (sql/views/90_indices.sql).
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { num, numeric, round, timestamp } from '../../lib/format.js';
-import { requireTier, type Operation } from '../operation.js';
+import type { Operation } from '../operation.js';
 import { INDICES_RESPONSE, type IndicesResponse } from '../schemas.js';
 import { parseQuery } from '../validate.js';
 
@@ -24,7 +24,6 @@ interface IndexRow {
 
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/indices', async (ctx: AppContext) => {
-    requireTier(ctx, 'builder', 'GET /v1/indices');
     const q = parseQuery(query, ctx);
     const now = new Date();
     const dayAgo = new Date(now.getTime() - 86_400_000);

@@ -70,7 +70,6 @@ export function mount(router: AppRouter, deps: AppDeps): void {
 
   router.get('/v1/rates/markets', async (ctx: AppContext) => {
     const started = performance.now();
-    requireTier(ctx, 'builder', 'GET /v1/rates/markets');
     parseQuery(marketsQuery, ctx);
     // active pairs only, made once a second per tier (api/live/cache.ts)
     const data = deps.liveJson.marketsData(ctx.state.customer!.tier, Date.now(), (a) => isLive(a.ageSeconds));

@@ -15,6 +15,7 @@ export const operations: Operation[] = [
     path: '/v1/methodology',
     summary: 'The methodology in force: version, effective date and every parameter with its value (the document is /methodology; no key needed)',
     tier: null,
+    access: 'public',
     query,
     response: METHODOLOGY_RESPONSE,
   },

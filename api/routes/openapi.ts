@@ -21,7 +21,7 @@ import {
   responseRef,
 } from '../openapi-components.js';
 import EXAMPLES from '../openapi-examples.json' with { type: 'json' };
-import type { Operation } from '../operation.js';
+import { accessOf, type Operation } from '../operation.js';
 import * as SCHEMAS from '../schemas.js';
 import { TIER_RULES, tierLabel } from '../tiers.js';
 import type { ObjectSchema } from '../validate.js';
@@ -48,10 +48,6 @@ export interface OpenApiOptions {
   readonly publicUrl: string;
   /** GATEWAY_SECRET is set: the marketplace gateway's headers authenticate too */
   readonly gateway: boolean;
-  /** Paths not rate limited at all (api/app.ts) */
-  readonly notLimited: ReadonlySet<string>;
-  /** Paths limited per minute only, with no monthly quota (api/app.ts) */
-  readonly noMonthlyQuota: ReadonlySet<string>;
   readonly examples?: ExamplesFile;
 }
 
@@ -112,8 +108,10 @@ export function buildOpenApi(all: readonly Operation[], opts: OpenApiOptions): o
     ids.add(operationId);
     const tag = tagOf(op);
     if (!tags.includes(tag)) tags.push(tag);
-    const limited = !opts.notLimited.has(op.path);
-    const monthly = limited && !opts.noMonthlyQuota.has(op.path);
+    // what admits it (api/middleware/auth.ts): open ones count against nothing, public ones per minute only
+    const access = accessOf(op);
+    const limited = access.key !== null || access.limit !== 'open';
+    const monthly = access.key !== null || access.limit === 'anonymous';
 
     const name = schemaName(op.response, `${upperFirst(operationId)}Response`);
     schemas[name] = op.response;
@@ -204,8 +202,8 @@ export function buildOpenApi(all: readonly Operation[], opts: OpenApiOptions): o
   };
 }
 
-export function mountOpenApi(router: AppRouter, deps: AppDeps, all: readonly Operation[], limits: Pick<OpenApiOptions, 'notLimited' | 'noMonthlyQuota'>): void {
-  const doc = buildOpenApi(all, { version: deps.config.version, publicUrl: deps.config.publicUrl, gateway: Boolean(deps.config.gatewaySecret), ...limits });
+export function mountOpenApi(router: AppRouter, deps: AppDeps, all: readonly Operation[]): void {
+  const doc = buildOpenApi(all, { version: deps.config.version, publicUrl: deps.config.publicUrl, gateway: Boolean(deps.config.gatewaySecret) });
   router.get('/v1/openapi.json', async (ctx: AppContext) => {
     ctx.body = doc;
   });

@@ -3,7 +3,7 @@
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { validationError } from '../errors.js';
 import { date, dayStart, numeric, round, timestamp } from '../../lib/format.js';
-import { knownPair, requireTier, type Operation } from '../operation.js';
+import { knownPair, type Operation } from '../operation.js';
 import { PREMIUM_RESPONSE, type PremiumResponse } from '../schemas.js';
 import { DATE, PAIR, parseQuery } from '../validate.js';
 import * as x from '../../lib/methodology/exact.js';
@@ -44,7 +44,6 @@ interface SeriesRow {
 
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/premium', async (ctx: AppContext) => {
-    requireTier(ctx, 'builder', 'GET /v1/premium');
     const q = parseQuery(query, ctx);
     const pair = knownPair(deps, q.pair, 'pair');
     const now = Date.now();

@@ -4,7 +4,7 @@
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { notFound, unavailable } from '../errors.js';
 import { num, numeric, round, timestamp } from '../../lib/format.js';
-import { knownPair, requireTier, type Operation } from '../operation.js';
+import { knownPair, type Operation } from '../operation.js';
 import { SPREAD_RESPONSE, type SpreadResponse } from '../schemas.js';
 import { PAIR, parseQuery } from '../validate.js';
 import { thresholdsFor } from '../../lib/methodology/parameters.js';
@@ -26,7 +26,6 @@ export function interpretPremium(pct: number, quote: string): string {
 
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/rates/spread', async (ctx: AppContext) => {
-    requireTier(ctx, 'builder', 'GET /v1/rates/spread');
     const q = parseQuery(query, ctx);
     const pair = knownPair(deps, q.pair, 'pair');
     const rows = await deps.sql<{ exchange: string | null; bucket: Date; bid: string; ask: string }[]>`

@@ -10,7 +10,7 @@ import type { Operation } from '../operation.js';
 import { STREAM_EVENT, type StreamEvent } from '../schemas.js';
 import { livePairs } from './live.js';
 import { presentRestatement } from './restatements.js';
-import { lastEventId, missed, streamsOf } from '../sse.js';
+import { lastEventId, missed } from '../sse.js';
 import { tierLabel, type Tier } from '../tiers.js';
 import { timestamp } from '../../lib/format.js';
 import { BOOL, parseQuery } from '../validate.js';
@@ -53,7 +53,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
 
     const cap = STREAMS_PER_KEY[customer.tier];
     const owner = customer.keyId !== undefined ? `key:${customer.keyId}` : customer.id;
-    const stream = streamsOf(deps).start(ctx, owner, cap, `At most ${cap} open stream${cap === 1 ? '' : 's'} per key on the ${tierLabel(customer.tier)} tier; close one first.`);
+    const stream = deps.streams.start(ctx, owner, cap, `At most ${cap} open stream${cap === 1 ? '' : 's'} per key on the ${tierLabel(customer.tier)} tier; close one first.`);
 
     const event = (): string => {
       const now = new Date();

@@ -5,7 +5,6 @@ import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { notFound, validationError } from '../errors.js';
 import { date } from '../../lib/format.js';
 import type { Operation } from '../operation.js';
-import { publicLimitOf } from '../public-limit.js';
 import {
   TRANSPARENCY_CONSISTENCY_RESPONSE,
   TRANSPARENCY_HEADS_RESPONSE,
@@ -50,6 +49,7 @@ export const operations: Operation[] = [
     summary: "The transparency log's newest signed tree head",
     description: HEAD_TEXT,
     tier: null,
+    access: 'public',
     query: noQuery,
     response: TRANSPARENCY_HEAD_RESPONSE,
     errors: ['not_found', 'rate_limit_exceeded'],
@@ -60,6 +60,7 @@ export const operations: Operation[] = [
     summary: 'The signed tree heads of one UTC day',
     description: `${HEAD_TEXT} Every head of the current UTC day is listed; once a day is over, only its last head is kept, for good.`,
     tier: null,
+    access: 'public',
     query: headsQuery,
     response: TRANSPARENCY_HEADS_RESPONSE,
     errors: ['rate_limit_exceeded'],
@@ -73,6 +74,7 @@ export const operations: Operation[] = [
       'Check it against the root of a signed head of that size with the algorithm of RFC 9162 section 2.1.3.2 (interior nodes: SHA-256(0x01 || left || right)). ' +
       "404 when the id is unknown, or was appended after that tree; 400 when tree_size is beyond the log's size.",
     tier: null,
+    access: 'public',
     query: inclusionQuery,
     response: TRANSPARENCY_INCLUSION_RESPONSE,
     errors: ['not_found', 'rate_limit_exceeded'],
@@ -85,6 +87,7 @@ export const operations: Operation[] = [
       'Check it against the root hashes of two signed heads of those sizes with the algorithm of RFC 9162 section 2.1.4.2. ' +
       "400 when first > second or second is beyond the log's size.",
     tier: null,
+    access: 'public',
     query: consistencyQuery,
     response: TRANSPARENCY_CONSISTENCY_RESPONSE,
     errors: ['rate_limit_exceeded'],
@@ -110,11 +113,9 @@ async function withinLog(deps: AppDeps, size: number, param: string): Promise<vo
 }
 
 export function mount(router: AppRouter, deps: AppDeps): void {
-  const limit = publicLimitOf(deps);
 
   router.get('/v1/transparency/head', async (ctx: AppContext) => {
     parseQuery(noQuery, ctx);
-    await limit.consume(ctx);
     const head = await latestHead(deps.sql);
     if (!head) throw notFound('The transparency log has no signed tree head yet.');
     ctx.body = present(head);
@@ -122,7 +123,6 @@ export function mount(router: AppRouter, deps: AppDeps): void {
 
   router.get('/v1/transparency/heads', async (ctx: AppContext) => {
     const q = parseQuery(headsQuery, ctx);
-    await limit.consume(ctx);
     const day = q.date ?? date(Date.now());
     const heads = await headsOfDay(deps.sql, day);
     ctx.body = { date: day, count: heads.length, heads: heads.map((h) => ({ ...present(h), kept: h.kept })) } satisfies TransparencyHeadsResponse;
@@ -130,7 +130,6 @@ export function mount(router: AppRouter, deps: AppDeps): void {
 
   router.get('/v1/transparency/proof/inclusion', async (ctx: AppContext) => {
     const q = parseQuery(inclusionQuery, ctx);
-    await limit.consume(ctx);
     let size = q.tree_size;
     if (size === undefined) {
       size = (await latestHead(deps.sql))?.treeSize;
@@ -153,7 +152,6 @@ export function mount(router: AppRouter, deps: AppDeps): void {
 
   router.get('/v1/transparency/proof/consistency', async (ctx: AppContext) => {
     const q = parseQuery(consistencyQuery, ctx);
-    await limit.consume(ctx);
     if (q.first > q.second) throw validationError(`'first' (${q.first}) must not be larger than 'second' (${q.second})`);
     await withinLog(deps, q.second, 'second');
     ctx.body = { first: q.first, second: q.second, proof: await consistencyProofOf(deps.sql, q.first, q.second) } satisfies TransparencyConsistencyResponse;

@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { ApiError, validationError } from '../errors.js';
 import { timestamp } from '../../lib/format.js';
-import { knownPair, requireTier, type Operation } from '../operation.js';
+import { knownPair, type Operation } from '../operation.js';
 import * as q from '../queries/webhooks.js';
 import {
   ACCOUNT_WEBHOOK_DELIVERIES_RESPONSE,
@@ -66,13 +66,13 @@ const updateBody = {
 } as const;
 
 export const operations: Operation[] = [
-  { method: 'get', path: '/v1/account/webhooks', summary: "The account's webhook endpoints, their state, and what its tier allows", tier: 'builder', query: noQuery, response: ACCOUNT_WEBHOOKS_RESPONSE, errors: ['not_found'] },
-  { method: 'post', path: '/v1/account/webhooks', summary: 'Register a webhook endpoint (its signing secret shown once)', tier: 'builder', body: createBody, response: ACCOUNT_WEBHOOK_SECRET_RESPONSE, status: 201, errors: ['not_found', 'conflict', 'tier_restricted'] },
-  { method: 'post', path: '/v1/account/webhooks/:id', summary: "Change a webhook endpoint's URL, events, pairs or thresholds, or enable or disable it", tier: 'builder', params: idParams, body: updateBody, response: ACCOUNT_WEBHOOK_RESPONSE, errors: ['not_found', 'tier_restricted'] },
-  { method: 'delete', path: '/v1/account/webhooks/:id', summary: 'Delete a webhook endpoint and its deliveries', tier: 'builder', params: idParams, response: ACCOUNT_WEBHOOK_RESPONSE, errors: ['not_found'] },
-  { method: 'post', path: '/v1/account/webhooks/:id/rotate-secret', summary: "Rotate a webhook endpoint's signing secret (the new one shown once; the old one still signs for 24 hours)", tier: 'builder', params: idParams, response: ACCOUNT_WEBHOOK_SECRET_RESPONSE, errors: ['not_found'] },
-  { method: 'post', path: '/v1/account/webhooks/:id/test', summary: 'Send a test event to a webhook endpoint now, through the same delivery path as every event', tier: 'builder', params: idParams, response: ACCOUNT_WEBHOOK_TEST_RESPONSE, status: 202, errors: ['not_found', 'conflict'] },
-  { method: 'get', path: '/v1/account/webhooks/:id/deliveries', summary: "A webhook endpoint's recent deliveries, each with its attempts", tier: 'builder', params: idParams, query: deliveriesQuery, response: ACCOUNT_WEBHOOK_DELIVERIES_RESPONSE, errors: ['not_found'] },
+  { method: 'get', path: '/v1/account/webhooks', feature: 'Webhooks', summary: "The account's webhook endpoints, their state, and what its tier allows", tier: 'builder', query: noQuery, response: ACCOUNT_WEBHOOKS_RESPONSE, errors: ['not_found'] },
+  { method: 'post', path: '/v1/account/webhooks', feature: 'Webhooks', summary: 'Register a webhook endpoint (its signing secret shown once)', tier: 'builder', body: createBody, response: ACCOUNT_WEBHOOK_SECRET_RESPONSE, status: 201, errors: ['not_found', 'conflict', 'tier_restricted'] },
+  { method: 'post', path: '/v1/account/webhooks/:id', feature: 'Webhooks', summary: "Change a webhook endpoint's URL, events, pairs or thresholds, or enable or disable it", tier: 'builder', params: idParams, body: updateBody, response: ACCOUNT_WEBHOOK_RESPONSE, errors: ['not_found', 'tier_restricted'] },
+  { method: 'delete', path: '/v1/account/webhooks/:id', feature: 'Webhooks', summary: 'Delete a webhook endpoint and its deliveries', tier: 'builder', params: idParams, response: ACCOUNT_WEBHOOK_RESPONSE, errors: ['not_found'] },
+  { method: 'post', path: '/v1/account/webhooks/:id/rotate-secret', feature: 'Webhooks', summary: "Rotate a webhook endpoint's signing secret (the new one shown once; the old one still signs for 24 hours)", tier: 'builder', params: idParams, response: ACCOUNT_WEBHOOK_SECRET_RESPONSE, errors: ['not_found'] },
+  { method: 'post', path: '/v1/account/webhooks/:id/test', feature: 'Webhooks', summary: 'Send a test event to a webhook endpoint now, through the same delivery path as every event', tier: 'builder', params: idParams, response: ACCOUNT_WEBHOOK_TEST_RESPONSE, status: 202, errors: ['not_found', 'conflict'] },
+  { method: 'get', path: '/v1/account/webhooks/:id/deliveries', feature: 'Webhooks', summary: "A webhook endpoint's recent deliveries, each with its attempts", tier: 'builder', params: idParams, query: deliveriesQuery, response: ACCOUNT_WEBHOOK_DELIVERIES_RESPONSE, errors: ['not_found'] },
 ];
 
 const ONCE = 'Store this signing secret now: it is shown only once. Verify each delivery with it (README, "Webhooks": Afrates-Signature, HMAC-SHA256 of "<t>.<body>").';
@@ -111,9 +111,8 @@ function present(r: q.EndpointRow, now: number): WebhookEndpoint {
   };
 }
 
-/** The caller's customer and its tier, Builder or higher. */
+/** The caller's customer and its tier (Builder or higher: the operations' tier). */
 function account(ctx: AppContext): { customerId: number; tier: Tier } {
-  requireTier(ctx, 'builder', 'Webhooks');
   return { customerId: caller(ctx).customerId, tier: ctx.state.customer!.tier };
 }
 

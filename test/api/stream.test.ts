@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Ajv } from 'ajv';
 import { STREAM_EVENT } from '../../api/schemas.js';
 import net from 'node:net';
-import { HEARTBEAT_MS, MAX_UNSENT_BYTES, streamsOf } from '../../api/sse.js';
+import { HEARTBEAT_MS, MAX_UNSENT_BYTES } from '../../api/sse.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { openStream, type SseReader } from './sse-client.js';
 
@@ -207,7 +207,7 @@ describe('GET /v1/rates/stream', () => {
     socket.write(`GET /v1/rates/stream?pairs=${pairs}&include_sources=true&include_audit=true HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\n\r\n`);
     await new Promise<void>((resolve) => socket.once('data', () => resolve()));
     socket.pause(); // from here on it reads nothing
-    const streams = streamsOf(t.api.deps);
+    const streams = t.api.deps.streams;
     expect(streams.count(`key:${id}`)).toBe(1);
     try {
       const eventBytes = Buffer.byteLength(JSON.stringify([...t.api.deps.pairs.keys()].map((p) => t.api.deps.snapshot.get(p)), (_, v: unknown) => (typeof v === 'bigint' ? String(v) : v)));
