@@ -9,7 +9,7 @@ import type { KeyStore } from './keys/store.js';
 import type { RateLimiter } from './limits/limiter.js';
 import type { LiveSnapshot } from './live/snapshot.js';
 import type { LiveJsonCache } from './live/cache.js';
-import type { RequestMetrics } from './middleware/metrics.js';
+import type { RequestMetrics, RequestObserver } from './middleware/metrics.js';
 import type { CertificateSigner } from '../lib/signer.js';
 import type { Redis } from 'ioredis';
 import type { Lookup } from '../lib/webhooks/addresses.js';
@@ -47,6 +47,8 @@ export interface AppDeps {
   /** The snapshot's rates as JSON, made once per pair, presentation and second. */
   readonly liveJson: LiveJsonCache;
   readonly metrics: RequestMetrics;
+  /** The service's Prometheus metrics, when they are on (METRICS_PORT): every answered request. */
+  readonly observer?: RequestObserver;
   readonly signer: CertificateSigner;
   readonly startedAt: Date;
   /** The public pairs, by identifier (loaded from the pairs table at start). */

@@ -49,6 +49,11 @@ export interface VenueSessionOptions {
 export interface VenueRun {
   readonly inserted: number;
   readonly errors: readonly RunError[];
+  /** trades that arrived after their bucket was settled (stored, counted in late_trades) */
+  readonly late: number;
+  /** how long it took; 0 when skipped: the venue is pausing after repeated failures */
+  readonly seconds: number;
+  readonly skipped: boolean;
 }
 
 export class VenueSession {
@@ -168,10 +173,12 @@ export class VenueSession {
   private async collect(): Promise<VenueRun> {
     const { sql, log, now } = this.o;
     const started = now();
-    if (now() < this.nextAttemptAt) return { inserted: 0, errors: [] };
+    const timer = performance.now(); // elapsed time, whatever the pipeline's clock says
+    if (now() < this.nextAttemptAt) return { inserted: 0, errors: [], late: 0, seconds: 0, skipped: true };
     const errors: RunError[] = [];
     let discoveryFailed = false;
     let inserted = 0;
+    let late = 0;
     try {
       if (this.listings.length === 0 || now() - this.discoveredAt > DAY_MS) await this.discover();
     } catch (err) {
@@ -201,6 +208,7 @@ export class VenueSession {
           );
         }
         if (result.late > 0) {
+          late += result.late;
           await recordLateTrades(sql, this.id, listing.pair, result.late, result.lateOldest!);
           log.warn({ venue: this.id, pair: listing.pair, trades: result.late, oldest: result.lateOldest }, 'trades arrived after their bucket was settled: candles corrected, certificates unchanged');
         }
@@ -222,7 +230,7 @@ export class VenueSession {
       { venue: this.id, pairs: this.listings.length, inserted, failures, ms: now() - started, failedCycles: this.failedCycles, ...(errors.length ? { errors } : {}) },
       'venue cycle',
     );
-    return { inserted, errors };
+    return { inserted, errors, late, seconds: (performance.now() - timer) / 1000, skipped: false };
   }
 
   async stop(): Promise<void> {
