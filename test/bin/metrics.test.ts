@@ -135,7 +135,8 @@ describe('GET /metrics on the metrics listener', () => {
   it('refuses a scrape without the token, and is not on the public port', async () => {
     expect(service.metrics!.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
     expect(new URL(service.metrics!.url).port).not.toBe(new URL(service.api!.url).port);
-    for (const headers of [{}, { Authorization: 'Bearer wrong-token-0123456789abcdef' }, { Authorization: TOKEN }]) {
+    const refused: Record<string, string>[] = [{}, { Authorization: 'Bearer wrong-token-0123456789abcdef' }, { Authorization: TOKEN }];
+    for (const headers of refused) {
       const r = await scrape(headers);
       expect(r.status).toBe(401);
       expect(r.text).not.toContain('afrates_');
@@ -156,8 +157,8 @@ describe('GET /metrics on the metrics listener', () => {
     await service.pipeline!.runTradeCycle();
     const sql = service.db.sql;
     const trades = new Map((await sql<{ exchange: string; n: number }[]>`SELECT exchange, count(*)::int AS n FROM trades GROUP BY exchange`).map((r) => [r.exchange, r.n]));
-    const [{ certificates }] = await sql<{ certificates: number }[]>`SELECT count(*)::int AS certificates FROM certificates`;
-    const [{ late }] = await sql<{ late: number }[]>`SELECT coalesce(sum(trades), 0)::int AS late FROM late_trades`;
+    const [{ certificates }] = (await sql<{ certificates: number }[]>`SELECT count(*)::int AS certificates FROM certificates`) as [{ certificates: number }];
+    const [{ late }] = (await sql<{ late: number }[]>`SELECT coalesce(sum(trades), 0)::int AS late FROM late_trades`) as [{ late: number }];
     const settled = await sql<{ pair: string; settled_through: Date }[]>`SELECT pair, settled_through FROM pair_settlement`;
     expect([...trades.values()].reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
     expect(certificates).toBeGreaterThan(0);
