@@ -157,8 +157,8 @@ describe('GET /metrics on the metrics listener', () => {
     await service.pipeline!.runTradeCycle();
     const sql = service.db.sql;
     const trades = new Map((await sql<{ exchange: string; n: number }[]>`SELECT exchange, count(*)::int AS n FROM trades GROUP BY exchange`).map((r) => [r.exchange, r.n]));
-    const [{ certificates }] = (await sql<{ certificates: number }[]>`SELECT count(*)::int AS certificates FROM certificates`) as [{ certificates: number }];
-    const [{ late }] = (await sql<{ late: number }[]>`SELECT coalesce(sum(trades), 0)::int AS late FROM late_trades`) as [{ late: number }];
+    const certificates = (await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM certificates`)[0]!.n;
+    const late = (await sql<{ n: number }[]>`SELECT coalesce(sum(trades), 0)::int AS n FROM late_trades`)[0]!.n;
     const settled = await sql<{ pair: string; settled_through: Date }[]>`SELECT pair, settled_through FROM pair_settlement`;
     expect([...trades.values()].reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
     expect(certificates).toBeGreaterThan(0);
