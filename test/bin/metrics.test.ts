@@ -11,10 +11,12 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceMetrics } from '../../bin/metrics.js';
 import { startService, type Service } from '../../bin/service.js';
-import { loadConfig } from '../../lib/config.js';
+import { ConfigError, loadConfig } from '../../lib/config.js';
 import { venues } from '../../pipeline/venues/index.js';
 import { startSimMarket, type SimMarket } from '../../sim/index.js';
+import { request } from '../support/api.js';
 import { freshDatabaseUrl, testLog } from '../support/db.js';
+import { startReceiver, type Receiver } from '../support/webhooks.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const TOKEN = 'metrics-test-token-0123456789abcdef';
@@ -89,6 +91,7 @@ describe('GET /metrics on the metrics listener', () => {
   let service: Service;
   let varDir: string;
   let dropDatabase: (() => Promise<void>) | undefined;
+  let receiver: Receiver;
 
   const scrape = async (headers: Record<string, string> = { Authorization: `Bearer ${TOKEN}` }) => {
     const res = await fetch(service.metrics!.url, { headers });
@@ -107,6 +110,7 @@ describe('GET /metrics on the metrics listener', () => {
 
   beforeAll(async () => {
     sim = await startSimMarket({ seed: 26, historyStart: Date.now() - 30 * 60_000 });
+    receiver = await startReceiver();
     varDir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-metrics-'));
     // the embedded database (on disk, as make run keeps it), or a server's with TEST_DATABASE_URL
     const server = process.env.TEST_DATABASE_URL ? await freshDatabaseUrl() : null;
@@ -121,12 +125,14 @@ describe('GET /metrics on the metrics listener', () => {
       ADMIN_PORT: '0',
       METRICS_PORT: '0',
       METRICS_TOKEN: TOKEN,
+      WEBHOOKS_ALLOW_PRIVATE: '1', // the receiver is on loopback
     });
     service = await startService(config, testLog, { collect: false });
   }, 120_000);
 
   afterAll(async () => {
     await service?.stop();
+    await receiver?.close();
     await sim?.stop();
     await dropDatabase?.();
     fs.rmSync(varDir, { recursive: true, force: true });
@@ -253,6 +259,23 @@ describe('GET /metrics on the metrics listener', () => {
     }
   });
 
+  it('counts webhook delivery attempts by outcome', async () => {
+    const key = (await service.api!.deps.keys.issue({ tier: 'builder', customerName: 'metrics webhooks' })).apiKey;
+    const post = (p: string, body?: unknown) =>
+      request(service.api!.url, 'POST', p, { headers: { 'X-API-Key': key, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const before = await metrics();
+    const made = await post('/v1/account/webhooks', { url: receiver.url, events: ['source.failing'] });
+    expect(made.status).toBe(201);
+    expect((await post(`/v1/account/webhooks/${made.body.endpoint.id}/test`)).status).toBe(202);
+    await receiver.waitFor(1);
+    // counted once the worker has the receiver's answer: wait for that, not for a time
+    const delivered = async () => value(await metrics(), 'afrates_webhook_attempt_duration_seconds_count', { outcome: 'delivered' });
+    for (let i = 0; i < 100 && (await delivered()) === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    const after = await metrics();
+    expect(value(after, 'afrates_webhook_attempt_duration_seconds_count', { outcome: 'delivered' }) - value(before, 'afrates_webhook_attempt_duration_seconds_count', { outcome: 'delivered' })).toBe(1);
+    expect(value(after, 'afrates_webhook_attempt_duration_seconds_count', { outcome: 'failed' })).toBe(0);
+  });
+
   it('the Grafana dashboard reads only metrics the scrape exposes, and every panel has a query', async () => {
     const names = exposed(await metrics());
     // and what a process with REDIS_URL adds (this service runs without it)
@@ -314,5 +337,15 @@ describe("Redis' state at scrape time", () => {
     await redis.quit();
     await ended;
     expect(value(parse(await metrics.render()), 'afrates_redis_up')).toBe(0);
+  });
+});
+
+describe('the metrics settings', () => {
+  it('are off without METRICS_PORT, loopback by default, and refuse a token too short to guard anything', () => {
+    expect(loadConfig({}).metricsPort).toBeNull();
+    expect(loadConfig({ METRICS_PORT: '9464' })).toMatchObject({ metricsPort: 9464, metricsHost: '127.0.0.1', metricsToken: undefined });
+    expect(() => loadConfig({ METRICS_PORT: '70000' })).toThrow(ConfigError);
+    expect(() => loadConfig({ METRICS_PORT: '9464', METRICS_TOKEN: 'short' })).toThrow(/METRICS_TOKEN/);
+    expect(() => loadConfig({ METRICS_PORT: '9464', METRICS_TOKEN: 'has a space in it, 0123456789' })).toThrow(/METRICS_TOKEN/);
   });
 });
