@@ -3,7 +3,8 @@
 // not this process's: each process counts by minute in memory and adds its counts to
 // api_request_minutes every few seconds, at every health reading and at shutdown; health sums the
 // table and what is not in it yet. Kept in memory alone they restarted from 0 with every deploy or
-// crash, and each API process reported its own share.
+// crash, and each API process reported its own share. Beside them, each answer goes to the
+// service's Prometheus metrics when they are on (RequestObserver, below; bin/metrics.ts).
 import type Koa from 'koa';
 import type { Sql } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
