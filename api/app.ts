@@ -6,10 +6,11 @@ import type { AppDeps, AppState } from './context.js';
 import { admit } from './middleware/auth.js';
 import { envelope } from './middleware/envelope.js';
 import { bodyError } from './middleware/errors.js';
+import { observeRequests } from './middleware/metrics.js';
 import { mountOpenApi } from './routes/openapi.js';
 import { memoisedRouting } from './routing.js';
 import { operations, routeModules } from './routes/index.js';
-import { serveWeb } from './web.js';
+import { serveWeb, webRoute } from './web.js';
 
 
 const HAS_BODY = ['POST', 'PUT', 'PATCH', 'DELETE'];
@@ -55,7 +56,9 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: deps.config.trustProxyHops > 0, maxIpsCount: deps.config.trustProxyHops });
   // simulated data is never passed off as real: every answer says so in a header
   const simulated = () => deps.config.market === 'simulated' || deps.snapshot.market === 'simulated';
-  app.use(envelope({ metrics: deps.metrics, log: deps.log, deadlineMs: deps.config.apiDeadlineMs, simulated }));
+  // counted under the route's template, or the web page's; anything else under one name
+  const observe = deps.observer && observeRequests(deps.observer, (path, method) => routing.routeOf(path, method) ?? webRoute(path));
+  app.use(envelope({ metrics: deps.metrics, log: deps.log, deadlineMs: deps.config.apiDeadlineMs, simulated, observe }));
   app.use(serveWeb()); // the web pages and their assets (web/dist): before keys and limits, which are the API's
   app.use(admit({ keys: deps.keys, gatewaySecret: deps.config.gatewaySecret, limiter: deps.limiter, publicLimit: deps.publicLimit, routing }));
   app.use(readBody(bodyParser({ enableTypes: ['json'], jsonLimit: '16kb', encoding: 'utf-8', parsedMethods: HAS_BODY })));

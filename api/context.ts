@@ -9,7 +9,7 @@ import type { KeyStore } from './keys/store.js';
 import type { RateLimiter } from './limits/limiter.js';
 import type { LiveSnapshot } from './live/snapshot.js';
 import type { LiveJsonCache } from './live/cache.js';
-import type { RequestMetrics } from './middleware/metrics.js';
+import type { RequestMetrics, RequestObserver } from './middleware/metrics.js';
 import type { CertificateSigner } from '../lib/signer.js';
 import type { PublicLimit } from './public-limit.js';
 import type { EventStreams } from './sse.js';
@@ -53,6 +53,8 @@ export interface AppDeps {
   readonly publicLimit: PublicLimit;
   /** The open event streams of this process. */
   readonly streams: EventStreams;
+  /** The service's Prometheus metrics, when they are on (METRICS_PORT): every answered request. */
+  readonly observer?: RequestObserver;
   readonly signer: CertificateSigner;
   readonly startedAt: Date;
   /** The public pairs, by identifier (loaded from the pairs table at start). */

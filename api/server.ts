@@ -14,7 +14,7 @@ import { KeyStore } from './keys/store.js';
 import { RateLimiter } from './limits/limiter.js';
 import { LiveSnapshot } from './live/snapshot.js';
 import { LiveJsonCache } from './live/cache.js';
-import { RequestMetrics } from './middleware/metrics.js';
+import { RequestMetrics, type RequestObserver } from './middleware/metrics.js';
 import { connectRedis } from './redis.js';
 import { PublicLimit } from './public-limit.js';
 import { EventStreams } from './sse.js';
@@ -28,7 +28,7 @@ export interface RunningApi {
 /** How long answers in flight get at shutdown before every connection is closed. */
 const SHUTDOWN_GRACE_MS = 5_000;
 
-export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { snapshot?: LiveSnapshot; signer?: CertificateSigner; redis?: Redis | null; namespace?: string; now?: () => number; webhookLookup?: Lookup } = {}): Promise<AppDeps> {
+export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { snapshot?: LiveSnapshot; signer?: CertificateSigner; redis?: Redis | null; namespace?: string; now?: () => number; webhookLookup?: Lookup; observer?: RequestObserver } = {}): Promise<AppDeps> {
   const redis = opts.redis !== undefined ? opts.redis : config.redisUrl ? connectRedis(config.redisUrl, log) : null;
   const pairs = await sql<PairInfo[]>`SELECT pair, base, quote FROM pairs WHERE visibility = 'public' ORDER BY pair`;
   const snapshot = opts.snapshot ?? new LiveSnapshot(sql, log);
@@ -45,6 +45,7 @@ export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { s
     metrics: new RequestMetrics(sql, log),
     publicLimit: new PublicLimit(redis, opts.namespace, opts.now),
     streams: new EventStreams(snapshot, log),
+    observer: opts.observer,
     signer,
     liveJson: new LiveJsonCache(snapshot, signer),
     startedAt: new Date(),

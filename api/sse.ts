@@ -128,6 +128,11 @@ export class EventStreams {
     return stream;
   }
 
+  /** How many streams are open here, all owners and kinds together. */
+  get size(): number {
+    return this.open.size;
+  }
+
   /** How many streams `owner` holds open here. */
   count(owner: string): number {
     return this.perOwner.get(owner)?.size ?? 0;

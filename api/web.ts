@@ -113,6 +113,14 @@ function acceptsBrotli(header: string): boolean {
   });
 }
 
+/** What a request for a page or file is counted under in the metrics: the page, '/assets/*', or null (not one of them). */
+export function webRoute(urlPath: string): string | null {
+  if (PAGES[urlPath]) return urlPath;
+  if (urlPath.endsWith('/') && PAGES[urlPath.slice(0, -1)]) return urlPath.slice(0, -1);
+  if (urlPath.startsWith('/assets/')) return '/assets/*';
+  return urlPath === '/favicon.svg' || urlPath === VERIFIER_PATH ? urlPath : null;
+}
+
 export function serveWeb(files = loadWebFiles(), verifier = loadVerifier()): Koa.Middleware<AppState> {
   const downloads = new Map(verifier ? [[VERIFIER_PATH, verifier]] : []);
   // not async: an API request passes straight on, without a promise of its own

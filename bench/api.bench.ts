@@ -13,6 +13,9 @@
 // server share the machine's cores. Enterprise keys (10,000 requests a minute each) are rotated so
 // that no key serves more than 5,000 requests: the limiter stays in the path but never says 429.
 //
+// The Prometheus metrics are on, as in a service with METRICS_PORT set (test/support/api.ts builds
+// them): every answer is counted by route, method and status, and timed into a histogram.
+//
 // The API logs as it does in production: one access line per request at info, written as the
 // service writes stdout (lib/log.ts), here into a file (bench output stays readable); the report
 // counts the lines. Measured with the logger silent, live read higher than the service it stands

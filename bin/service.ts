@@ -1,12 +1,16 @@
 // The composition root: starts what this process runs (ROLE: all, api or pipeline) on one database,
 // wires the pipeline to the API's parts (live snapshot refresh after each cycle, certificates for
 // newly settled buckets), and stops it all in reverse order. `make run` and `make demo` come
-// through here. It sits above pipeline/ and api/, so neither has to import the other.
+// through here. It sits above pipeline/ and api/, so neither has to import the other. With
+// METRICS_PORT set it builds the process's metrics registry (bin/metrics.ts), hands its observers
+// to the API, the pipeline and the webhook worker, and serves it on a listener of its own.
 import path from 'node:path';
 import type { Config } from '../lib/config.js';
 import { openDatabase, type Database } from '../lib/db/connect.js';
 import type { Logger } from '../lib/log.js';
 import { startAdmin } from '../api/admin/server.js';
+import { startMetricsServer, type MetricsHandle } from '../lib/metrics-server.js';
+import { ServiceMetrics } from './metrics.js';
 import { parametersInForce } from '../lib/methodology/parameters.js';
 import { createSigner } from '../lib/signer.js';
 import { softwareIdentity } from '../lib/software.js';
@@ -20,6 +24,8 @@ export interface Service {
   readonly db: Database;
   readonly api: RunningApi | null;
   readonly pipeline: Pipeline | null;
+  /** The metrics listener (METRICS_PORT), or null. */
+  readonly metrics: MetricsHandle | null;
   stop(): Promise<void>;
 }
 
@@ -49,15 +55,20 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
   };
   let api: RunningApi | null = null;
   let pipeline: Pipeline | null = null;
+  let metricsHandle: MetricsHandle | null = null;
+  // one registry for the whole process; nothing is recorded without a listener to read it
+  const metrics = config.metricsPort !== null ? new ServiceMetrics() : null;
   try {
+    metrics?.watchDatabase({ sql: db.sql, kind: db.kind, maxConnections: db.sql.options.max, webhooks: config.role !== 'api' });
     const signer = createSigner({ hmacSecret: config.certSecret, ed25519PrivateKeyPem: config.certEd25519Key, keyDir: path.join(config.varDir, 'keys') });
     // the live snapshot: what the API serves, and what the pipeline's webhook alerts watch
     const snapshot = new LiveSnapshot(db.sql, log);
     closers.push(['snapshot', () => snapshot.stop()]);
     await snapshot.refresh();
     if (config.role !== 'pipeline') {
-      const deps = await buildDeps(config, log, db.sql, { snapshot, signer });
+      const deps = await buildDeps(config, log, db.sql, { snapshot, signer, observer: metrics?.requestObserver });
       closers.push(['redis', () => deps.redis?.disconnect()]);
+      metrics?.watchApi({ streams: () => deps.streams.size, redis: deps.redis });
       api = await startApi(deps);
       closers.push(['api', () => api!.close()]);
       const admin = await startAdmin(deps.keys, config.varDir, config.adminPort, log);
@@ -85,7 +96,13 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
       );
       // webhook deliveries: a loop of their own, never inside a cycle or a request
       const secrets = createSecretBox({ keyHex: config.webhookSecretKey, keyDir: path.join(config.varDir, 'keys') });
-      const webhooks = new WebhookWorker({ sql: db.sql, log, secrets, allowPrivate: config.webhooksAllowPrivate });
+      const webhooks = new WebhookWorker({
+        sql: db.sql,
+        log,
+        secrets,
+        allowPrivate: config.webhooksAllowPrivate,
+        onAttempt: metrics ? (delivered, seconds) => metrics.webhookAttempt(delivered, seconds) : undefined,
+      });
       closers.push(['webhook deliveries', () => webhooks.stop()]);
       webhooks.start();
       pipeline = new Pipeline({
@@ -101,9 +118,14 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
           issue: async (ranges) => {
             const issued = await certifier.issue(ranges);
             if (issued > 0) log.info({ issued }, 'certificates issued for settled buckets');
+            metrics?.certificatesIssued(issued);
             return issued;
           },
-          fix: (pair, slot) => certifier.fix(pair, slot),
+          fix: async (pair, slot) => {
+            const published = await certifier.fix(pair, slot);
+            if (published) metrics?.fixingPublished();
+            return published;
+          },
         },
         onRestated: async (tx, r) => {
           await transparency.logRestatement(tx, r);
@@ -116,14 +138,19 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
         copyTrades: db.kind === 'server',
         // the simulated market is local and unlimited; real venues get their published pacing
         unpaced: config.market === 'simulated',
+        metrics: metrics?.pipelineObserver,
       });
       const p = pipeline;
       closers.push(['pipeline', () => p.stop()]);
     } else {
       snapshot.follow(); // another process runs the pipeline: notice its cycles
     }
+    if (metrics) {
+      const handle = (metricsHandle = await startMetricsServer(metrics, { host: config.metricsHost, port: config.metricsPort!, token: config.metricsToken }, log));
+      closers.push(['metrics listener', () => handle.close()]);
+    }
     if (opts.collect !== false) pipeline?.start();
-    return { db, api, pipeline, stop };
+    return { db, api, pipeline, metrics: metricsHandle, stop };
   } catch (err) {
     await stop().catch(() => {});
     throw err;

@@ -12,6 +12,12 @@ export interface Config {
   readonly host: string;
   readonly port: number;
   readonly adminPort: number;
+  /** The Prometheus metrics listener's port (GET /metrics); null: no listener, nothing recorded. */
+  readonly metricsPort: number | null;
+  /** The address it binds: loopback unless a scraper on another host or container must reach it. */
+  readonly metricsHost: string;
+  /** When set, /metrics answers only `Authorization: Bearer <token>`. */
+  readonly metricsToken: string | undefined;
   readonly redisUrl: string | undefined;
   readonly logLevel: string;
   readonly role: Role;
@@ -104,6 +110,13 @@ function hexKey(env: Env, name: string): string | undefined {
   return raw;
 }
 
+function token(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[\x21-\x7e]{16,200}$/.test(raw)) throw new ConfigError(name, 'must be 16 to 200 printable characters without spaces, e.g. from `openssl rand -hex 32`');
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const varDir = path.resolve(env.AFRATES_VAR_DIR || 'var');
   const port = integer(env, 'PORT', 8080, 0, 65535);
@@ -115,6 +128,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     port,
     // key commands find the admin endpoint through var/admin.json: any free port will do
     adminPort: integer(env, 'ADMIN_PORT', 0, 0, 65535),
+    // off unless asked for: a fixed default port would collide between processes on one host
+    metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : null,
+    metricsHost: env.METRICS_HOST || '127.0.0.1',
+    metricsToken: token(env, 'METRICS_TOKEN'),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     logLevel: oneOf(env, 'LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], 'info'),
     role: oneOf(env, 'ROLE', ['all', 'api', 'pipeline'] as const, 'all'),

@@ -11,6 +11,7 @@ import type { Logger } from '../lib/log.js';
 import { param } from '../lib/methodology/parameters.js';
 import { configureRetention, runStorageJobs } from './maintenance.js';
 import { dueFixings } from './fixings.js';
+import type { PipelineMetrics } from './metrics.js';
 import { pruneSettledValues, restate, type OnRestated } from './restate.js';
 import { recordSettlement, settledPoints, settlementAt, type Certifier } from './settle.js';
 import type { RunError } from './venue-session.js';
@@ -39,6 +40,8 @@ export interface PublisherOptions {
   readonly onPublished?: (now: Date) => Promise<unknown>;
   /** Called after every publish (and FX cycle). */
   readonly onCycle?: () => Promise<void>;
+  /** Hears of each publish and each settlement recorded. */
+  readonly metrics?: PipelineMetrics;
   /** Run compression and retention in this process (a database without a job scheduler). */
   readonly runStorageJobs: boolean;
   readonly now: () => number;
@@ -73,6 +76,7 @@ export class Publisher {
     if (this.settled) return;
     const recorded = await settledPoints(this.o.sql).catch(() => null);
     this.settled ??= recorded; // a settle that finished meanwhile is newer
+    if (this.settled) this.o.metrics?.settled(this.settled);
   }
 
   /** A venue's run, to be published next. */
@@ -117,11 +121,14 @@ export class Publisher {
     const { startedAt, rowsBySource, errors } = this.unpublished;
     this.unpublished = { startedAt: new Date(this.o.now()), rowsBySource: {}, errors: [] };
     const now = new Date(this.o.now());
+    const timer = performance.now();
+    const failed: string[] = [];
     /** Runs one step; a failure is reported in the cycle record and leaves undefined. */
     const step = async <T>(source: string, work: () => Promise<T>): Promise<T | undefined> => {
       try {
         return await work();
       } catch (err) {
+        failed.push(source);
         errors.push({ source, error: (err as Error).message.slice(0, 500) });
         log.error({ err, step: source }, 'publish step failed; the next cycle retries it');
         return undefined;
@@ -150,6 +157,7 @@ export class Publisher {
           return true;
         }));
       if (!recorded) this.settled = settledBefore; // the next publish settles it again
+      else this.o.metrics?.settled(settlement.settledThrough);
     }
     const certifier = this.o.certifier;
     if (certifier && refreshed) {
@@ -164,6 +172,7 @@ export class Publisher {
       const restated = await step('restate', () => restate(sql, since, now, this.o.onRestated));
       if (restated) {
         this.restatedSince = looked;
+        if (restated.length > 0) this.o.metrics?.restated(restated.length);
         for (const r of restated) log.warn({ pair: r.pair, subject: r.subject, time: r.time, previous: r.previous, restated: r.restated, change_pct: r.changePct, late_trades: r.lateTrades }, 'restated: late trades moved a settled value beyond the threshold');
       }
     }
@@ -176,7 +185,14 @@ export class Publisher {
       });
     }
     const done = { startedAt, finishedAt: new Date(this.o.now()), rowsBySource, errors };
-    await this.record('trades', done);
+    try {
+      await this.record('trades', done);
+    } catch (err) {
+      failed.push('record');
+      throw err;
+    } finally {
+      this.o.metrics?.cycle('publish', (performance.now() - timer) / 1000, failed);
+    }
     if (this.o.now() - this.prunedAt > DAY_MS) {
       // health and status need only the recent cycles
       await sql`DELETE FROM ingest_cycles WHERE finished_at < now() - INTERVAL '30 days'`;

@@ -8,6 +8,7 @@ import type { Logger } from '../lib/log.js';
 import type { Exchange } from './ccxt.js';
 import { loadPairs, type Listing, type PairRow } from './discover.js';
 import { fxSources, type FxSource } from './fx/index.js';
+import type { PipelineMetrics } from './metrics.js';
 import { Publisher, type CycleReport } from './publish.js';
 import type { OnRestated } from './restate.js';
 import type { Certifier } from './settle.js';
@@ -45,6 +46,8 @@ export interface PipelineOptions {
   readonly now?: () => number;
   /** Drop the venues' published pacing: only for a simulated market that has no limits (tests). */
   readonly unpaced?: boolean;
+  /** Hears of every venue run, publish, FX cycle and settlement (the service's metrics). */
+  readonly metrics?: PipelineMetrics;
 }
 
 export class Pipeline {
@@ -70,6 +73,7 @@ export class Pipeline {
       onRestated: o.onRestated,
       onPublished: o.onPublished,
       onCycle: o.onCycle,
+      metrics: o.metrics,
       runStorageJobs: o.runStorageJobs ?? false,
       now: this.now,
       venuesRanOnce: () => this.sessions.every((s) => s.ranOnce),
@@ -101,7 +105,10 @@ export class Pipeline {
   private async collectVenue(session: VenueSession): Promise<void> {
     await this.publisher.loadSettled();
     await session
-      .run((run) => this.publisher.delivered(session.id, run.inserted, run.errors))
+      .run((run) => {
+        this.publisher.delivered(session.id, run.inserted, run.errors);
+        if (!run.skipped) this.o.metrics?.venueRun(session.id, run);
+      })
       .finally(() => {
         if (this.started && !this.stopped) void this.publisher.publish().catch(() => {}); // errors are in the cycle record
       });
@@ -119,6 +126,7 @@ export class Pipeline {
 
   /** One FX cycle: every source, each stored with its own update time. */
   async runFxCycle(): Promise<CycleReport> {
+    const timer = performance.now();
     const report: CycleReport = { startedAt: new Date(this.now()), finishedAt: new Date(), rowsBySource: {}, errors: [] };
     for (const source of this.o.fx ?? fxSources) {
       try {
@@ -136,6 +144,7 @@ export class Pipeline {
     const done = { ...report, finishedAt: new Date(this.now()) };
     this.o.log[done.errors.length ? 'warn' : 'info']({ rows: done.rowsBySource, errors: done.errors }, 'fx cycle');
     await this.publisher.record('fx', done);
+    this.o.metrics?.cycle('fx', (performance.now() - timer) / 1000, done.errors.map((e) => e.source));
     await this.o.onCycle?.();
     return done;
   }

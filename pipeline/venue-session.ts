@@ -51,6 +51,11 @@ export interface VenueSessionOptions {
 export interface VenueRun {
   readonly inserted: number;
   readonly errors: readonly RunError[];
+  /** trades that arrived after their bucket was settled (stored, counted in late_trades) */
+  readonly late: number;
+  /** how long it took; 0 when skipped: the venue is pausing after repeated failures */
+  readonly seconds: number;
+  readonly skipped: boolean;
 }
 
 export class VenueSession {
@@ -170,10 +175,12 @@ export class VenueSession {
   private async collect(): Promise<VenueRun> {
     const { sql, log, now } = this.o;
     const started = now();
-    if (now() < this.nextAttemptAt) return { inserted: 0, errors: [] };
+    const timer = performance.now(); // elapsed time, whatever the pipeline's clock says
+    if (now() < this.nextAttemptAt) return { inserted: 0, errors: [], late: 0, seconds: 0, skipped: true };
     const errors: RunError[] = [];
     let discoveryFailed = false;
     let inserted = 0;
+    let late = 0;
     try {
       if (this.listings.length === 0 || now() - this.discoveredAt > DAY_MS) await this.discover();
     } catch (err) {
@@ -207,6 +214,7 @@ export class VenueSession {
           log.warn({ venue: this.id, pair: listing.pair, trades: result.expired, retentionDays: this.o.retentionDays }, 'trades older than raw-trade retention keeps were not stored (their candles stand as they are)');
         }
         if (result.late > 0) {
+          late += result.late;
           await recordLateTrades(sql, this.id, listing.pair, result.late, result.lateOldest!);
           log.warn({ venue: this.id, pair: listing.pair, trades: result.late, oldest: result.lateOldest }, 'trades arrived after their bucket was settled: candles corrected, certificates unchanged');
         }
@@ -228,7 +236,7 @@ export class VenueSession {
       { venue: this.id, pairs: this.listings.length, inserted, failures, ms: now() - started, failedCycles: this.failedCycles, ...(errors.length ? { errors } : {}) },
       'venue cycle',
     );
-    return { inserted, errors };
+    return { inserted, errors, late, seconds: (performance.now() - timer) / 1000, skipped: false };
   }
 
   async stop(): Promise<void> {

@@ -11,7 +11,7 @@ import { applyCors } from './cors.js';
 import { withinDeadline } from './deadline.js';
 import { checkAnswered, renderError } from './errors.js';
 import { serializeJson } from './json.js';
-import { recordRequest, type RequestMetrics } from './metrics.js';
+import { recordRequest, type ObserveRequest, type RequestMetrics } from './metrics.js';
 import { requestIds } from './requestId.js';
 
 const VARY = 'Accept-Encoding, Origin';
@@ -22,6 +22,8 @@ export interface EnvelopeOptions {
   readonly deadlineMs: number;
   /** Whether the data served is the simulated market's (every answer then says so). */
   readonly simulated: () => boolean;
+  /** The service's metrics hear of every answer (when they are on). */
+  readonly observe?: ObserveRequest;
 }
 
 export function envelope(opts: EnvelopeOptions): Koa.Middleware<AppState> {
@@ -50,7 +52,7 @@ export function envelope(opts: EnvelopeOptions): Koa.Middleware<AppState> {
       // an upload): the rest would be read as this connection's next request, or run into Node's
       // request timeout and an unasked-for 408 after this answer. The connection ends with it.
       if (!ctx.req.complete) ctx.set('Connection', 'close');
-      recordRequest(opts.metrics, opts.log, ctx, started);
+      recordRequest(opts.metrics, opts.log, ctx, started, opts.observe);
     }
   };
 }

@@ -3,7 +3,8 @@
 // not this process's: each process counts by minute in memory and adds its counts to
 // api_request_minutes every few seconds, at every health reading and at shutdown; health sums the
 // table and what is not in it yet. Kept in memory alone they restarted from 0 with every deploy or
-// crash, and each API process reported its own share.
+// crash, and each API process reported its own share. Beside them, each answer goes to the
+// service's Prometheus metrics when they are on (RequestObserver, below; bin/metrics.ts).
 import type Koa from 'koa';
 import type { Sql } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
@@ -140,9 +141,37 @@ function add(to: Counts, c: Counts): void {
   to.latencyMs += c.latencyMs;
 }
 
-/** Counts an answered request and writes its access log line. */
-export function recordRequest(metrics: RequestMetrics, log: Logger, ctx: Koa.ParameterizedContext<AppState>, started: bigint): void {
+/**
+ * What the service's monitoring hears of each answered request (bin/metrics.ts counts it for
+ * Prometheus). A route is its template (`/v1/certificates/:pair/:timestamp`), never the path a
+ * client sent: what a client sends would make a new series of every path.
+ */
+export interface RequestObserver {
+  answered(method: string, route: string, status: number, seconds: number): void;
+  /** A 429, by the caller's tier ('keyless': a request without a key, limited by address). */
+  limited(tier: string): void;
+}
+
+/** Hands each answered request to the observer, under its method and route. */
+export type ObserveRequest = (ctx: Koa.ParameterizedContext<AppState>, seconds: number) => void;
+
+/** Methods counted by name; any other is counted as OTHER. */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** A path no route or page serves (a 404): counted under this one route. */
+export const UNMATCHED_ROUTE = '(unmatched)';
+
+export function observeRequests(observer: RequestObserver, routeOf: (path: string, method: string) => string | null): ObserveRequest {
+  return (ctx, seconds) => {
+    observer.answered(METHODS.has(ctx.method) ? ctx.method : 'OTHER', routeOf(ctx.path, ctx.method) ?? UNMATCHED_ROUTE, ctx.status, seconds);
+    if (ctx.status === 429) observer.limited(ctx.state.customer?.tier ?? 'keyless');
+  };
+}
+
+/** Counts an answered request (health's figures, and the observer's when there is one) and writes its access log line. */
+export function recordRequest(metrics: RequestMetrics, log: Logger, ctx: Koa.ParameterizedContext<AppState>, started: bigint, observe?: ObserveRequest): void {
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
   if (ctx.path !== '/v1/health') metrics.record(ms, ctx.status);
+  observe?.(ctx, ms / 1000);
   log.info({ requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10, customer: ctx.state.customer?.id }, 'request');
 }

@@ -51,6 +51,8 @@ export interface WorkerOptions {
   readonly failingConcurrency?: number;
   /** How often the loop looks for work without being woken (default 1 s). */
   readonly pollMs?: number;
+  /** Hears of every attempt made: delivered or not, and how long it took (the service's metrics). */
+  readonly onAttempt?: (delivered: boolean, seconds: number) => void;
 }
 
 type Lane = 'healthy' | 'failing';
@@ -301,6 +303,7 @@ export class WebhookWorker {
         const at = new Date(this.now());
         const outcome = await this.attempt(row, at);
         if (outcome.aborted) return; // stopping: the leases bring them back
+        this.o.onAttempt?.(outcome.error === null, outcome.durationMs / 1000);
         this.results.push({ deliveryId: Number(row.id), endpointId, eventAt: row.created_at, attempt: row.attempts + 1, at, outcome });
         if (outcome.error !== null) {
           const retryAt = new Date(at.getTime() + retryDelayMs(row.attempts + 1));

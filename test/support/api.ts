@@ -16,6 +16,7 @@ import { dueFixings } from '../../pipeline/fixings.js';
 import { logIssued } from '../../pipeline/transparency.js';
 import { connectRedis } from '../../api/redis.js';
 import { buildDeps, startApi, type RunningApi } from '../../api/server.js';
+import { ServiceMetrics } from '../../bin/metrics.js';
 import { recordSettlement, settlementAt } from '../../pipeline/settle.js';
 import type { Tier } from '../../api/tiers.js';
 import { insertFxRates, insertTrades, type TradeRow } from '../../pipeline/store.js';
@@ -31,6 +32,8 @@ export interface TestApi {
   readonly start: Date;
   readonly redis: Redis | null;
   readonly namespace: string;
+  /** The API's metrics, recorded as the service records them with METRICS_PORT set. */
+  readonly metrics: ServiceMetrics;
   /** A new key of that tier, with its own rate-limit budget. */
   key(tier: Tier): Promise<string>;
   get(path: string, key?: string | null, headers?: Record<string, string>): Promise<HttpResult>;
@@ -144,7 +147,10 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
   const namespace = opts.namespace ?? `t${crypto.randomBytes(4).toString('hex')}`;
   // the service's own client (its timeouts and retries are what the tests exercise)
   const redis = opts.withRedis || opts.redisUrl ? connectRedis(opts.redisUrl ?? 'redis://127.0.0.1:6379', testLog) : null;
-  const deps = await buildDeps(config, opts.log ?? testLog, db.sql, { redis, namespace, now: opts.now, webhookLookup: opts.webhookLookup });
+  // metrics on, as in a service with METRICS_PORT set: every test and the api bench pay for them
+  const metrics = new ServiceMetrics();
+  const deps = await buildDeps(config, opts.log ?? testLog, db.sql, { redis, namespace, now: opts.now, webhookLookup: opts.webhookLookup, observer: metrics.requestObserver });
+  metrics.watchApi({ streams: () => deps.streams.size, redis });
   await deps.snapshot.refresh();
   if (!opts.db) {
     // what the pipeline does after a cycle: settle (by the lag: no venue has reported where it
@@ -167,6 +173,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
     start,
     redis,
     namespace,
+    metrics,
     key: async (tier) => (await deps.keys.issue({ tier, customerName: `${tier} customer` })).apiKey,
     get: (p, key, headers = {}) => request(api.url, 'GET', p, { headers: { ...(key ? { 'X-API-Key': key } : {}), ...headers } }),
     post: (p, body, headers = {}) =>
