@@ -84,7 +84,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const q = parseQuery(listQuery, ctx);
     const pair = q.pair === undefined ? null : knownPair(deps, q.pair, 'pair').pair;
     const day = q.date ?? dayOf(Date.now());
-    const rows = await fixingsOf(deps.sql, day, pair);
+    const rows = await deps.read.run((sql) => fixingsOf(sql, day, pair));
     const tier = ctx.state.customer!.tier;
     ctx.body = { date: day, count: rows.length, fixings: rows.map((r) => present(r, tier)) } satisfies FixingsResponse;
   });
@@ -93,7 +93,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const p = parseParams(dayParams, ctx.params);
     parseQuery(noQuery, ctx);
     const pair = knownPair(deps, p.pair!, 'pair');
-    const rows = await fixingsOf(deps.sql, p.date!, pair.pair);
+    const rows = await deps.read.run((sql) => fixingsOf(sql, p.date!, pair.pair));
     if (rows.length === 0) {
       throw notFound(`No fixing of ${pair.pair} on ${p.date}: a fixing is published once the hour before it has settled (at the latest ${Math.round(deps.config.settleAfterSeconds / 60)} minutes after its time).`);
     }
@@ -106,8 +106,10 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const p = parseParams(bundleParams, ctx.params);
     parseQuery(noQuery, ctx);
     const pair = knownPair(deps, p.pair!, 'pair');
-    const id = await fixingIdOf(deps.sql, pair.pair, p.date!, p.kind!);
-    const bundle = id ? await bundleOf(deps.sql, id) : undefined;
+    const bundle = await deps.read.run(async (sql) => {
+      const id = await fixingIdOf(sql, pair.pair, p.date!, p.kind!);
+      return id ? bundleOf(sql, id) : undefined;
+    });
     if (!bundle) throw notFound(`No ${p.kind} fixing of ${pair.pair} on ${p.date}.`);
     ctx.type = 'application/json';
     ctx.set('ETag', `"${bundle.sha256}"`);

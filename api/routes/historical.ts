@@ -118,7 +118,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       }
     }
 
-    const rows = await candlePage(deps.sql, { pair: pair.pair, interval, from, to, after, limit });
+    const rows = await deps.read.run((sql) => candlePage(sql, { pair: pair.pair, interval, from, to, after, limit }));
     const hasMore = rows.length > limit;
     const page = hasMore ? rows.slice(0, limit) : rows;
     const full = atLeast(tier, 'builder');
