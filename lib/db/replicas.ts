@@ -1,15 +1,18 @@
 // Read replicas: an API process sends its read-only queries (explicitly, through `run`) to a
 // streaming replica of the primary, and everything else to the primary. A replica serves a read
-// only once it has replayed everything this process has shown a customer, so no page is older
-// than the live rate beside it:
-// - the fence: the primary's WAL position after the live snapshot read its inputs (api/live/snapshot.ts
-//   hands it over before the new rates are served); a replica whose replay position is behind it
-//   is passed over until it has replayed that far;
-// - and its replay lag, at most DATABASE_READ_MAX_LAG_SECONDS.
-// Each replica is probed every second (reachable, still a standby, replay position and lag). One
-// that fails a probe or a query for a connection reason is down: skipped, with one log line when it
-// goes and one when it is back, and the query that failed is run again on the primary, so the
-// customer sees no error. Replicas are chosen in turn; with none usable, the primary serves.
+// only once it has replayed everything this process has shown a customer (the fence), so no page
+// is older than the live rate beside it, and nothing read goes backwards:
+// - the fence is the primary's WAL position after the live snapshot read its inputs
+//   (api/live/snapshot.ts hands it over before the new rates are served), after each read that
+//   ran on the primary while a replica was up, and when a replica comes back; a replica whose
+//   replay position is behind it is passed over until it has replayed that far;
+// - and its replay lag is at most DATABASE_READ_MAX_LAG_SECONDS.
+// Each replica is probed every second (reachable, still a standby, replay position and lag), and
+// at once when the fence passes it. One that fails a probe or a query for a connection reason is
+// down: skipped, with one log line when it goes and one when it is back, and the query that failed
+// is run again on the primary, so the customer sees no error. Replicas are chosen in turn; with
+// none usable, the primary serves. Two replicas may differ in what was written after the fence
+// (the open 5-minute candle's newest trades), never in what was published.
 import { createLogger, type Logger } from '../log.js';
 import { createPool, isUnreachable, type Sql } from './pool.js';
 
@@ -21,6 +24,8 @@ export interface ReplicaStatus {
   readonly state: ReplicaState;
   /** How far its replay is behind the primary, in seconds (0: it has replayed all it has received); null while down. */
   readonly lagSeconds: number | null;
+  /** Reads it has answered since the process started. */
+  readonly reads: number;
 }
 
 /** What must have been replayed before a replica may serve a read: see the module comment. */
@@ -56,6 +61,9 @@ interface Replica {
   lagSeconds: number | null;
   /** A lag over the limit has been logged (and its end will be). */
   lagLogged: boolean;
+  /** Since when (ms) the fence has been past its replay position; null: it is not. */
+  behindSince: number | null;
+  reads: number;
 }
 
 export interface ReadRouterOptions {
@@ -101,6 +109,8 @@ export class ReadRouter implements WalFence {
   private probing: Promise<void> | null = null;
   private again = false;
   private closed = false;
+  /** Reads the primary has answered since the process started (none usable, or a replica failed). */
+  primaryReads = 0;
 
   /** A router without replicas: every read runs on the primary (the embedded database, or no DATABASE_READ_URL). */
   static primaryOnly(primary: Sql): ReadRouter {
@@ -121,6 +131,8 @@ export class ReadRouter implements WalFence {
       replayed: NOT_REPLAYED,
       lagSeconds: null,
       lagLogged: false,
+      behindSince: null,
+      reads: 0,
     }));
   }
 
@@ -134,31 +146,59 @@ export class ReadRouter implements WalFence {
    */
   async run<T>(work: (sql: Sql) => PromiseLike<T>): Promise<T> {
     const replica = this.pick();
-    if (!replica) return work(this.primary);
+    if (!replica) return this.onPrimary(work);
     try {
-      return await work(replica.sql);
+      const result = await work(replica.sql);
+      replica.reads++;
+      return result;
     } catch (err) {
       if (isUnreachable(err)) this.wentDown(replica, err);
       else if (!isRecoveryConflict(err)) throw err;
-      return work(this.primary);
+      return this.onPrimary(work);
     }
   }
 
-  advance(position: string): void {
-    const at = walPosition(position);
-    if (at <= this.fence) return;
-    this.fence = at;
-    // a replica that has replayed it already is used again at once, not a probe interval later
-    if (this.replicas.some((r) => r.up && r.replayed < at)) void this.probeAll();
+  /** A read on the primary: what it saw may be newer than any replica has replayed, so it becomes the fence. */
+  private async onPrimary<T>(work: (sql: Sql) => PromiseLike<T>): Promise<T> {
+    const result = await work(this.primary);
+    this.primaryReads++;
+    if (this.replicas.some((r) => r.up)) {
+      await this.primary<{ lsn: string }[]>`SELECT pg_current_wal_lsn()::text AS lsn`.then(
+        ([row]) => this.advance(row!.lsn),
+        () => {}, // the primary gone: the next read fails anyway; this one has its answer
+      );
+    }
+    return result;
   }
 
-  /** Each replica's state now (ok: it would serve the next read). */
+  advance(position: string): void {
+    this.raiseFence(walPosition(position));
+  }
+
+  private raiseFence(at: bigint): void {
+    if (at <= this.fence) return;
+    // a replica that was caught up until now has most likely replayed this too: probed at once, it
+    // serves again without waiting for the next tick (one already behind waits for the tick)
+    const passed = this.replicas.some((r) => r.up && r.replayed >= this.fence && r.replayed < at);
+    this.fence = at;
+    const now = Date.now();
+    for (const r of this.replicas) if (r.replayed < at) r.behindSince ??= now;
+    if (passed) void this.probeAll();
+  }
+
+  /**
+   * Each replica's state now. lagging: over the lag limit, or behind the fence for longer than a
+   * probe interval (behind it for the moment a probe takes after each cycle is routine, and not
+   * reported; reads go to the primary meanwhile all the same).
+   */
   states(): ReplicaStatus[] {
-    return this.replicas.map((r) => ({
-      name: r.name,
-      state: !r.up ? 'down' : this.usable(r) ? 'ok' : 'lagging',
-      lagSeconds: r.up ? r.lagSeconds : null,
-    }));
+    const now = Date.now();
+    const probeMs = this.opts.probeEveryMs ?? PROBE_EVERY_MS;
+    return this.replicas.map((r) => {
+      const overLag = r.lagSeconds === null || r.lagSeconds > this.opts.maxLagSeconds;
+      const behind = r.behindSince !== null && now - r.behindSince > probeMs;
+      return { name: r.name, state: !r.up ? 'down' : overLag || behind ? 'lagging' : 'ok', lagSeconds: r.up ? r.lagSeconds : null, reads: r.reads };
+    });
   }
 
   /** Starts probing; resolves once every replica has been probed once. */
@@ -243,9 +283,14 @@ export class ReadRouter implements WalFence {
     // age of the newest transaction it replayed (unknown before it has replayed one)
     const caughtUp = (primaryAt !== null && replayed >= primaryAt) || (received !== null && replayed >= received);
     const lag = caughtUp ? 0 : row.since_replay === null ? null : Math.max(0, row.since_replay);
-    if (r.up !== true) this.opts.log.info({ replica: r.name, where: r.where }, 'read replica answers: reads go to it while it keeps up');
+    if (r.up !== true) {
+      this.opts.log.info({ replica: r.name, where: r.where }, 'read replica answers: reads go to it while it keeps up');
+      // meanwhile reads ran on the primary: it serves none older than the primary is now
+      if (primaryAt !== null) this.raiseFence(primaryAt);
+    }
     r.up = true;
     r.replayed = replayed;
+    if (replayed >= this.fence) r.behindSince = null;
     r.lagSeconds = lag;
     const over = lag === null || lag > this.opts.maxLagSeconds;
     if (over && !r.lagLogged) {
