@@ -35,6 +35,7 @@ let stopped = false;
 
 /** Which server answers the router's next read. */
 const servedBy = async (router: ReadRouter = read) => (await router.run((sql) => sql<{ port: number }[]>`SELECT inet_server_port() AS port`))[0]!.port;
+const untilServedByReplica = (what: string, router: ReadRouter = read) => until(what, async () => (await servedBy(router)) === replicaPort);
 
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
@@ -100,9 +101,9 @@ afterAll(async () => {
 
 describe.runIf(onServers)('read replicas (a real primary and streaming replica)', () => {
   it('reads published data from the replica, and passes it over while it has not replayed the newest cycle', async () => {
-    await until('the replica serves reads', () => read.states()[0]!.state === 'ok');
-    expect(await servedBy()).toBe(replicaPort);
+    await untilServedByReplica('the replica serves reads');
     expect(primaryPort).not.toBe(replicaPort);
+    expect(read.states()[0]!.state).toBe('ok');
     const before = await newestCandle();
     await pauseReplay();
     let newest: { at: number; price: number };
@@ -126,7 +127,7 @@ describe.runIf(onServers)('read replicas (a real primary and streaming replica)'
       await resumeReplay();
     }
     // caught up: the replica serves again, the newest cycle included
-    await until('the replica serves reads again', () => read.states()[0]!.state === 'ok');
+    await untilServedByReplica('the replica serves reads again');
     const served = read.states()[0]!.reads;
     expect((await newestCandle()).close).toBe(newest.price);
     expect(read.states()[0]!.reads).toBe(served + 1);
@@ -137,8 +138,7 @@ describe.runIf(onServers)('read replicas (a real primary and streaming replica)'
     const strict = new ReadRouter(db.sql, [onReplica(db.url)], { log, maxLagSeconds: 1, statementTimeoutMs: 10_000, probeEveryMs: 100 });
     try {
       await strict.start();
-      await until('the replica serves reads', () => strict.states()[0]!.state === 'ok');
-      expect(await servedBy(strict)).toBe(replicaPort);
+      await untilServedByReplica('the replica serves reads', strict);
       const from = lines.length;
       await pauseReplay();
       try {
@@ -152,8 +152,8 @@ describe.runIf(onServers)('read replicas (a real primary and streaming replica)'
       } finally {
         await resumeReplay();
       }
-      await until('the replica caught up', () => strict.states()[0]!.state === 'ok');
-      expect(await servedBy(strict)).toBe(replicaPort);
+      await untilServedByReplica('the replica caught up', strict);
+      expect(strict.states()[0]!.state).toBe('ok');
       expect(said(from, 'read replica lagging')).toHaveLength(1);
       expect(said(from, 'read replica caught up')).toHaveLength(1);
     } finally {
@@ -162,7 +162,7 @@ describe.runIf(onServers)('read replicas (a real primary and streaming replica)'
   });
 
   it('never shows a page older than the live rate, nor anything older than before, across cycles while the replica lags and catches up', async () => {
-    await until('the replica serves reads', () => read.states()[0]!.state === 'ok');
+    await untilServedByReplica('the replica serves reads');
     const replicaReads = read.states()[0]!.reads;
     const primaryReads = read.primaryReads;
     let seen = { candle: '', live: 0, price: 0 };
@@ -196,7 +196,7 @@ describe.runIf(onServers)('read replicas (a real primary and streaming replica)'
   });
 
   it('never follows a read the primary answered with an older one from the replica (replay delayed 2 s)', async () => {
-    await until('the replica serves reads', () => read.states()[0]!.state === 'ok');
+    await untilServedByReplica('the replica serves reads');
     await delayReplay(2);
     try {
       await publish(); // the replica reaches this cycle 2 s after it
@@ -222,7 +222,7 @@ describe.runIf(onServers)('read replicas (a real primary and streaming replica)'
   });
 
   it.runIf(canStopReplica)('skips a stopped replica with one log line, answers every request meanwhile, says so in health, and takes it back only once it has what the primary showed', async () => {
-    await until('the replica serves reads', () => read.states()[0]!.state === 'ok');
+    await untilServedByReplica('the replica serves reads');
     const from = lines.length;
     const statuses: number[] = [];
     let loading = true;
@@ -260,8 +260,7 @@ describe.runIf(onServers)('read replicas (a real primary and streaming replica)'
       await undelayReplay();
     }
     expect(statuses.filter((s) => s !== 200)).toEqual([]);
-    await until('the replica serves reads again', () => read.states()[0]!.state === 'ok');
-    expect(await servedBy()).toBe(replicaPort);
+    await untilServedByReplica('the replica serves reads again');
     expect((await newestCandle()).close).toBe(stored.price);
     expect(said(from, 'read replica down')).toHaveLength(1);
     expect(said(from, 'read replica answers')).toHaveLength(1);
