@@ -10,6 +10,7 @@ import type { Database } from '../../lib/db/connect.js';
 import { refreshAggregates } from '../../lib/db/refresh.js';
 import { ReadRouter } from '../../lib/db/replicas.js';
 import { insertTrades, type TradeRow } from '../../pipeline/store.js';
+import { candlePage } from '../../api/queries/candles.js';
 import { seedMarket, startTestApi, type TestApi } from '../support/api.js';
 import { openTestDatabase } from '../support/db.js';
 import { canStopReplica, delayReplay, onReplica, onServers, pauseReplay, resumeReplay, startReplica, stopReplica, undelayReplay, until, untilReplayed } from '../support/replica.js';
@@ -222,7 +223,18 @@ describe.runIf(onServers)('read replicas (a real primary and streaming replica)'
   });
 
   it.runIf(canStopReplica)('skips a stopped replica with one log line, answers every request meanwhile, says so in health, and takes it back only once it has what the primary showed', async () => {
+    // a router of its own besides: it has served from the replica alone (no fence but where the
+    // replica stood), so only the primary's position when the replica returns keeps it from
+    // serving a replica without what the primary answered meanwhile
+    const own = new ReadRouter(db.sql, [onReplica(db.url)], { log: pino({ level: 'silent' }), maxLagSeconds: 3600, statementTimeoutMs: 10_000, probeEveryMs: 100 });
+    const ownNewestClose = async () => {
+      const to = new Date(Date.now() + FIVE_MINUTES);
+      const rows = await own.run((sql) => candlePage(sql, { pair: PAIR, interval: '5m', from: new Date(Date.now() - 86_400_000), to, after: null, limit: 10_000 }));
+      return Number(rows.at(-1)!.close);
+    };
+    await own.start();
     await untilServedByReplica('the replica serves reads');
+    await untilServedByReplica('the replica serves reads (its own router)', own);
     const from = lines.length;
     const statuses: number[] = [];
     let loading = true;
@@ -248,12 +260,16 @@ describe.runIf(onServers)('read replicas (a real primary and streaming replica)'
       // stored while it is down, and read from the primary
       stored = await trade();
       expect((await newestCandle()).close).toBe(stored.price);
+      expect(await ownNewestClose()).toBe(stored.price);
       await startReplica();
       stopped = false;
-      await until('the replica answers again', () => read.states()[0]!.state !== 'down');
-      // back, but without that trade: the primary keeps serving, the trade stays
-      expect((await newestCandle()).close).toBe(stored.price);
-      expect(await servedBy()).toBe(primaryPort);
+      // back, replaying (its lag known: it would serve), but without that trade: the primary keeps serving
+      await until('the replica answers again', () => read.states()[0]!.state !== 'down' && own.states()[0]!.lagSeconds !== null);
+      for (let i = 0; i < 10; i++) {
+        expect(await ownNewestClose()).toBe(stored.price);
+        expect((await newestCandle()).close).toBe(stored.price);
+      }
+      expect(await servedBy(own)).toBe(primaryPort);
     } finally {
       loading = false;
       await load;
@@ -261,7 +277,10 @@ describe.runIf(onServers)('read replicas (a real primary and streaming replica)'
     }
     expect(statuses.filter((s) => s !== 200)).toEqual([]);
     await untilServedByReplica('the replica serves reads again');
+    await untilServedByReplica('the replica serves reads again (its own router)', own);
     expect((await newestCandle()).close).toBe(stored.price);
+    expect(await ownNewestClose()).toBe(stored.price);
+    await own.close();
     expect(said(from, 'read replica down')).toHaveLength(1);
     expect(said(from, 'read replica answers')).toHaveLength(1);
     expect((await t.get('/v1/health')).body.database_replicas[0].state).toBe('ok');
