@@ -111,6 +111,8 @@ export class ReadRouter implements WalFence {
   private closed = false;
   /** Reads the primary has answered since the process started (none usable, or a replica failed). */
   primaryReads = 0;
+  /** Probe rounds completed (every replica probed once each). */
+  probeRounds = 0;
 
   /** A router without replicas: every read runs on the primary (the embedded database, or no DATABASE_READ_URL). */
   static primaryOnly(primary: Sql): ReadRouter {
@@ -250,6 +252,7 @@ export class ReadRouter implements WalFence {
             () => null,
           );
           await Promise.all(this.replicas.map((r) => this.probeOne(r, primaryAt)));
+          this.probeRounds++;
         } while (this.again && !this.closed);
       } finally {
         this.probing = null;
