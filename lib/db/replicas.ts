@@ -7,12 +7,13 @@
 //   ran on the primary while a replica was up, and when a replica comes back; a replica whose
 //   replay position is behind it is passed over until it has replayed that far;
 // - and its replay lag is at most DATABASE_READ_MAX_LAG_SECONDS.
-// Each replica is probed every second (reachable, still a standby, replay position and lag), and
-// at once when the fence passes it. One that fails a probe or a query for a connection reason is
-// down: skipped, with one log line when it goes and one when it is back, and the query that failed
-// is run again on the primary, so the customer sees no error. Replicas are chosen in turn; with
-// none usable, the primary serves. Two replicas may differ in what was written after the fence
-// (the open 5-minute candle's newest trades), never in what was published.
+// Each replica is probed every second (reachable, still a standby, replay position and lag), at
+// once when the fence passes it, and for a read that finds the fence passed it moments ago (the
+// read waits for that probe rather than go to the primary). One that fails a probe or a query for
+// a connection reason is down: skipped, with one log line when it goes and one when it is back,
+// and the query that failed is run again on the primary, so the customer sees no error. Replicas
+// are chosen in turn; with none usable, the primary serves. Two replicas may differ in what was
+// written after the fence (the open 5-minute candle's newest trades), never in what was published.
 import { createLogger, type Logger } from '../log.js';
 import { createPool, isUnreachable, type Sql } from './pool.js';
 
@@ -43,6 +44,14 @@ export function walPosition(text: string): bigint {
 
 /** How often each replica is probed. */
 const PROBE_EVERY_MS = 1_000;
+/**
+ * How long after the fence passed it a replica within the lag limit is waited for (one probe per
+ * read, a few milliseconds) before the primary serves instead: the fence moves on each cycle and
+ * after each read the primary answered, and a replica streaming normally replays it within
+ * milliseconds. Reading from the primary at once would move the fence again and again, and keep
+ * the reads there.
+ */
+const CATCH_UP_MS = 500;
 /** A probe not answered within this marks the replica down. */
 const PROBE_TIMEOUT_MS = 2_000;
 const NOT_REPLAYED = -1n;
@@ -147,7 +156,11 @@ export class ReadRouter implements WalFence {
    * primary. `work` may run twice (on a replica, then on the primary): it must only read.
    */
   async run<T>(work: (sql: Sql) => PromiseLike<T>): Promise<T> {
-    const replica = this.pick();
+    let replica = this.pick();
+    if (!replica && this.catchingUp()) {
+      await this.probeAll();
+      replica = this.pick();
+    }
     if (!replica) return this.onPrimary(work);
     try {
       const result = await work(replica.sql);
@@ -221,6 +234,14 @@ export class ReadRouter implements WalFence {
 
   private usable(r: Replica): boolean {
     return r.up === true && r.replayed >= this.fence && r.lagSeconds !== null && r.lagSeconds <= this.opts.maxLagSeconds;
+  }
+
+  /** A replica within the lag limit that the fence passed less than CATCH_UP_MS ago. */
+  private catchingUp(): boolean {
+    const now = Date.now();
+    return this.replicas.some(
+      (r) => r.up && r.lagSeconds !== null && r.lagSeconds <= this.opts.maxLagSeconds && r.replayed < this.fence && r.behindSince !== null && now - r.behindSince < CATCH_UP_MS,
+    );
   }
 
   private pick(): Replica | undefined {
