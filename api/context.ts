@@ -3,6 +3,7 @@ import type Koa from 'koa';
 import type Router from '@koa/router';
 import type { Config } from '../lib/config.js';
 import type { Sql } from '../lib/db/connect.js';
+import type { ReadRouter } from '../lib/db/replicas.js';
 import type { Logger } from '../lib/log.js';
 import type { Tier } from './tiers.js';
 import type { KeyStore } from './keys/store.js';
@@ -41,7 +42,10 @@ export interface AppState {
 export interface AppDeps {
   readonly config: Config;
   readonly log: Logger;
+  /** The primary: writes, and reads that must see this process's own writes (keys, usage, account, webhooks). */
   readonly sql: Sql;
+  /** Read-only queries of published data: on a read replica that is caught up, else on the primary. */
+  readonly read: ReadRouter;
   readonly redis: Redis | null;
   readonly keys: KeyStore;
   readonly limiter: RateLimiter;

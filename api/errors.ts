@@ -1,6 +1,7 @@
 // One error class for the whole API: it carries the contract's `error` code and HTTP status, is
 // thrown anywhere, and is rendered by api/middleware/errors.ts (from the envelope) as {error, message, status}.
 // Anything else thrown is a 500 whose message says nothing about the inside (no stack, no SQL).
+import { isUnreachable } from '../lib/db/pool.js';
 
 export type ErrorCode =
   | 'validation_error'
@@ -34,10 +35,6 @@ export const notFound = (message: string) => new ApiError(404, 'not_found', mess
 export const unavailable = (message: string, retryAfterSeconds = 60) =>
   new ApiError(503, 'service_unavailable', message, { 'Retry-After': String(retryAfterSeconds) });
 
-// SQLSTATE classes that mean "the database is not there" rather than "the query is wrong".
-const UNAVAILABLE_SQLSTATE = /^(08|53|57P)/;
-const UNAVAILABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECT_TIMEOUT', 'CONNECTION_DESTROYED']);
-
 // PostgreSQL errors a client can cause and can act on; everything else is a 500.
 const SQLSTATE_TO_ERROR: Readonly<Record<string, () => ApiError>> = {
   '23505': () => new ApiError(409, 'conflict', 'That already exists.'),
@@ -49,7 +46,7 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && SQLSTATE_TO_ERROR[code]) return SQLSTATE_TO_ERROR[code]();
-  if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_NODE_CODES.has(code))) {
+  if (isUnreachable(err)) {
     return unavailable('The database is unreachable; retry shortly.', 10);
   }
   return new ApiError(500, 'internal_error', 'Internal error; it has been logged.');

@@ -318,6 +318,20 @@ export const HEALTH_RESPONSE = {
         fx_updates: { enum: ['ok', 'error'] },
       },
     },
+    database_replicas: {
+      type: 'array',
+      description:
+        'Beyond the contract, present when the API reads from replicas (DATABASE_READ_URL): each one, in order. ok: it serves reads; lagging: behind what this process has shown (the newest cycle) or more than the set seconds, reads go to the primary until it catches up; down: unreachable or no longer a standby, skipped. services.database is the primary.',
+      items: {
+        type: 'object',
+        required: ['name', 'state', 'lag_seconds'],
+        properties: {
+          name: { type: 'string', description: 'replica1, replica2, ... in DATABASE_READ_URL order' },
+          state: { enum: ['ok', 'lagging', 'down'] },
+          lag_seconds: { type: ['number', 'null'], description: 'how far its replay is behind the primary (0: caught up); null while down' },
+        },
+      },
+    },
     data_freshness: {
       type: 'object',
       required: ['crypto_prices_age_seconds', 'fx_rates_age_seconds'],

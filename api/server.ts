@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Redis } from 'ioredis';
 import type { Config } from '../lib/config.js';
 import type { Sql } from '../lib/db/connect.js';
+import { ReadRouter } from '../lib/db/replicas.js';
 import type { Logger } from '../lib/log.js';
 import type { Lookup } from '../lib/webhooks/addresses.js';
 import { createApp } from './app.js';
@@ -28,16 +29,23 @@ export interface RunningApi {
 /** How long answers in flight get at shutdown before every connection is closed. */
 const SHUTDOWN_GRACE_MS = 5_000;
 
-export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { snapshot?: LiveSnapshot; signer?: CertificateSigner; redis?: Redis | null; namespace?: string; now?: () => number; webhookLookup?: Lookup; observer?: RequestObserver } = {}): Promise<AppDeps> {
+/**
+ * opts.read: the read replicas (lib/db/replicas.ts openReadRouter), opened and closed by the caller;
+ * without it every read runs on `sql`. A snapshot passed in must have been given it as its fence.
+ */
+export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { snapshot?: LiveSnapshot; read?: ReadRouter; signer?: CertificateSigner; redis?: Redis | null; namespace?: string; now?: () => number; webhookLookup?: Lookup; observer?: RequestObserver } = {}): Promise<AppDeps> {
   const redis = opts.redis !== undefined ? opts.redis : config.redisUrl ? connectRedis(config.redisUrl, log) : null;
   const pairs = await sql<PairInfo[]>`SELECT pair, base, quote FROM pairs WHERE visibility = 'public' ORDER BY pair`;
-  const snapshot = opts.snapshot ?? new LiveSnapshot(sql, log);
+  const read = opts.read ?? ReadRouter.primaryOnly(sql);
+  // the snapshot reads the primary: replicas serve only what it has seen (its fence)
+  const snapshot = opts.snapshot ?? new LiveSnapshot(sql, log, { fence: read.hasReplicas ? read : undefined });
   const signer = opts.signer ?? createSigner({ hmacSecret: config.certSecret, ed25519PrivateKeyPem: config.certEd25519Key, keyDir: path.join(config.varDir, 'keys') });
   await registerSigningKey(sql, signer); // it signs live audit trails: listed before the first
   return {
     config,
     log,
     sql,
+    read,
     redis,
     keys: new KeyStore(sql, redis, opts.now, opts.namespace),
     limiter: new RateLimiter(sql, redis, log, opts.now, opts.namespace),

@@ -7,6 +7,7 @@
 import path from 'node:path';
 import type { Config } from '../lib/config.js';
 import { openDatabase, type Database } from '../lib/db/connect.js';
+import { openReadRouter } from '../lib/db/replicas.js';
 import type { Logger } from '../lib/log.js';
 import { startAdmin } from '../api/admin/server.js';
 import { startMetricsServer, type MetricsHandle } from '../lib/metrics-server.js';
@@ -61,12 +62,16 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
   try {
     metrics?.watchDatabase({ sql: db.sql, kind: db.kind, maxConnections: db.sql.options.max, webhooks: config.role !== 'api' });
     const signer = createSigner({ hmacSecret: config.certSecret, ed25519PrivateKeyPem: config.certEd25519Key, keyDir: path.join(config.varDir, 'keys') });
-    // the live snapshot: what the API serves, and what the pipeline's webhook alerts watch
-    const snapshot = new LiveSnapshot(db.sql, log);
+    // the API's read replicas (DATABASE_READ_URL); a pipeline-only process reads the primary alone
+    const read = await openReadRouter(db.sql, config.role === 'pipeline' ? { ...config, databaseReadUrls: [] } : config, log);
+    closers.push(['read replicas', () => read.close()]);
+    // the live snapshot: what the API serves, and what the pipeline's webhook alerts watch; read
+    // from the primary, and the fence replicas must have replayed before they serve a read
+    const snapshot = new LiveSnapshot(db.sql, log, { fence: read.hasReplicas ? read : undefined });
     closers.push(['snapshot', () => snapshot.stop()]);
     await snapshot.refresh();
     if (config.role !== 'pipeline') {
-      const deps = await buildDeps(config, log, db.sql, { snapshot, signer, observer: metrics?.requestObserver });
+      const deps = await buildDeps(config, log, db.sql, { snapshot, read, signer, observer: metrics?.requestObserver });
       closers.push(['redis', () => deps.redis?.disconnect()]);
       metrics?.watchApi({ streams: () => deps.streams.size, redis: deps.redis });
       api = await startApi(deps);

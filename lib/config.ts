@@ -7,6 +7,13 @@ export type Market = 'real' | 'simulated';
 
 export interface Config {
   readonly databaseUrl: string | undefined;
+  /**
+   * Streaming replicas of databaseUrl: an API process sends its read-only queries to them (the
+   * pipeline, writes, keys and usage stay on the primary). Empty: everything on the primary.
+   */
+  readonly databaseReadUrls: readonly string[];
+  /** A replica whose replay lags more than this many seconds is not read from until it catches up. */
+  readonly readMaxLagSeconds: number;
   readonly dataDir: string;
   readonly varDir: string;
   readonly host: string;
@@ -103,6 +110,20 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw;
 }
 
+/** A comma-separated list of postgres URLs of replicas; only beside a server (the embedded database has none). */
+function readUrls(env: Env, name: string, databaseUrl: string | undefined): string[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return [];
+  const urls = raw.split(',').map((part) => part.trim());
+  urls.forEach((part, i) => {
+    const label = urls.length > 1 ? `${name} (URL ${i + 1})` : name;
+    if (part === '') throw new ConfigError(label, 'is empty: separate the URLs by single commas');
+    url({ [label]: part }, label, ['postgres:', 'postgresql:']);
+  });
+  if (!databaseUrl) throw new ConfigError(name, 'needs DATABASE_URL: replicas are streaming copies of a database server, and the embedded database has none');
+  return urls;
+}
+
 function hexKey(env: Env, name: string): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
@@ -120,8 +141,11 @@ function token(env: Env, name: string): string | undefined {
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const varDir = path.resolve(env.AFRATES_VAR_DIR || 'var');
   const port = integer(env, 'PORT', 8080, 0, 65535);
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
   const config: Config = {
-    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseUrl,
+    databaseReadUrls: readUrls(env, 'DATABASE_READ_URL', databaseUrl),
+    readMaxLagSeconds: integer(env, 'DATABASE_READ_MAX_LAG_SECONDS', 10, 1, 3600),
     dataDir: path.resolve(env.AFRATES_DATA_DIR || path.join(varDir, 'db')),
     varDir,
     host: env.HOST || '0.0.0.0',

@@ -5,7 +5,8 @@
 import { EventEmitter } from 'node:events';
 import type { Sql } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
-import { restatementsAfter } from '../queries/fixings.js';
+import type { WalFence } from '../../lib/db/replicas.js';
+import { restatementsAfter, type RestatementRow } from '../queries/fixings.js';
 import * as x from '../../lib/methodology/exact.js';
 import type { Rational } from '../../lib/methodology/exact.js';
 import { combineVenues, publishedRate, STALE_SECONDS, vwapOf, type ExclusionReason } from '../../lib/methodology/rules.js';
@@ -59,6 +60,11 @@ interface SyntheticRow {
 
 export interface SnapshotOptions {
   readonly now?: () => Date;
+  /**
+   * Read replicas (lib/db/replicas.ts): told the primary's WAL position after each rebuild has read
+   * its inputs and before its rates are served, so no replica serves a read older than them.
+   */
+  readonly fence?: WalFence;
 }
 
 export class LiveSnapshot {
@@ -73,6 +79,7 @@ export class LiveSnapshot {
   /** Where the newest recorded cycle's data came from: simulated data is labelled on every response. */
   market: 'real' | 'simulated' | null = null;
   private readonly now: () => Date;
+  private readonly fence: WalFence | undefined;
   /**
    * Emits 'refreshed' (with `version`) after every rebuild: the event streams push from it
    * (api/sse.ts); and 'restatements' (the rows) when a rebuild finds restatements recorded since the
@@ -88,6 +95,7 @@ export class LiveSnapshot {
     opts: SnapshotOptions = {},
   ) {
     this.now = opts.now ?? (() => new Date());
+    this.fence = opts.fence;
   }
 
   get(pair: string): LiveEntry | undefined {
@@ -133,6 +141,12 @@ export class LiveSnapshot {
     const listed = await this.sql<{ pair: string; exchange: string }[]>`SELECT pair, exchange FROM venue_markets ORDER BY pair, exchange`;
     const synthetic = await this.sql<SyntheticRow[]>`SELECT * FROM synthetic_at(${now})`;
     const [cycle] = await this.sql<{ market: 'real' | 'simulated' }[]>`SELECT market FROM ingest_cycles ORDER BY id DESC LIMIT 1`;
+    const restated = await this.newRestatements();
+    if (this.fence) {
+      // everything read above committed before this position: replicas must have replayed it
+      const [at] = await this.sql<{ lsn: string }[]>`SELECT pg_current_wal_lsn()::text AS lsn`;
+      this.fence.advance(at!.lsn);
+    }
     this.market = cycle?.market ?? null;
     const byPair = new Map<string, SourceQuote[]>();
     for (const s of sources) {
@@ -154,7 +168,10 @@ export class LiveSnapshot {
     this.entries = next;
     this.version = Math.max(this.version + 1, now.getTime());
     this.events.emit('refreshed', this.version);
-    await this.announceRestatements();
+    if (restated.length > 0) {
+      this.lastRestatement = restated.at(-1)!.id;
+      this.events.emit('restatements', restated);
+    }
   }
 
   private combine(p: { pair: string; base: string; quote: string }, all: SourceQuote[], listed: readonly string[], syn: SyntheticRow | undefined, now: Date): LiveEntry | null {
@@ -211,16 +228,14 @@ export class LiveSnapshot {
     }
   }
 
-  private async announceRestatements(): Promise<void> {
+  /** Restatements recorded since the previous rebuild (none at the first: those already recorded are not news). */
+  private async newRestatements(): Promise<readonly RestatementRow[]> {
     if (this.lastRestatement === null) {
       const [row] = await this.sql<{ id: string }[]>`SELECT coalesce(max(id), 0)::text AS id FROM restatements`;
       this.lastRestatement = row!.id;
-      return;
+      return [];
     }
-    const rows = await restatementsAfter(this.sql, this.lastRestatement);
-    if (rows.length === 0) return;
-    this.lastRestatement = rows.at(-1)!.id;
-    this.events.emit('restatements', rows);
+    return restatementsAfter(this.sql, this.lastRestatement);
   }
 
   /** In a process without the pipeline: rebuild whenever a new ingest cycle has been recorded. */

@@ -5,6 +5,7 @@
 // - GET /v1/status/public: overall status, per-pair freshness and sources (no prices), the
 //   collector's recent cycles and its uptime over 24 hours and 7 days (the status page).
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
+import type { Sql } from '../../lib/db/connect.js';
 import { timestamp } from '../../lib/format.js';
 import { presentLive } from '../live/present.js';
 import type { Operation } from '../operation.js';
@@ -90,15 +91,16 @@ interface CycleRow {
   errors: { source: string }[];
 }
 
-async function statusBody(deps: AppDeps): Promise<PublicStatusResponse> {
-  const sources = await sourcesByPair(deps.sql, Date.now()); // as GET /v1/status
-  const cycles = await deps.sql<CycleRow[]>`
+/** sql: one server for every statement (a read replica, or the primary). */
+async function statusBody(deps: AppDeps, sql: Sql): Promise<PublicStatusResponse> {
+  const sources = await sourcesByPair(sql, Date.now()); // as GET /v1/status
+  const cycles = await sql<CycleRow[]>`
     SELECT started_at, finished_at, rows_by_source, errors FROM ingest_cycles
     WHERE kind = 'trades' ORDER BY id DESC LIMIT ${RECENT_CYCLES}`;
   // Uptime: the share of completed 5-minute slots (the contract's collection interval) in which a
   // trade cycle finished where at least one source delivered without error (the collector_state
   // rule), counted from the window's start or the first recorded cycle, whichever is later.
-  const [uptime] = await deps.sql<{ slots_24h: number; up_24h: number; slots_7d: number; up_7d: number }[]>`
+  const [uptime] = await sql<{ slots_24h: number; up_24h: number; slots_7d: number; up_7d: number }[]>`
     WITH first AS (
       SELECT greatest(date_bin(${SLOT}::interval, now() - INTERVAL '7 days', TIMESTAMPTZ '2000-01-01'),
                       date_bin(${SLOT}::interval, min(started_at), TIMESTAMPTZ '2000-01-01')) AS since
@@ -132,8 +134,8 @@ async function statusBody(deps: AppDeps): Promise<PublicStatusResponse> {
     if (failing.length) anyFailing = true;
     pairs[pair] = { last_update: entry ? timestamp(entry.time) : null, age_seconds: age, fresh: isFresh, sources_active: active, sources_failing: failing };
   }
-  const head = await latestHead(deps.sql);
-  const restated = await restatementsSince(deps.sql, new Date(now - 7 * 86_400_000), null, RECENT_RESTATEMENTS);
+  const head = await latestHead(sql);
+  const restated = await restatementsSince(sql, new Date(now - 7 * 86_400_000), null, RECENT_RESTATEMENTS);
   const share = (up: number, slots: number) => (slots > 0 ? Math.round((up / slots) * 100_000) / 100_000 : null);
   return {
     overall_status: fresh === 0 ? 'outage' : fresh === deps.pairs.size && !anyFailing ? 'healthy' : 'degraded',
@@ -159,7 +161,7 @@ async function statusBody(deps: AppDeps): Promise<PublicStatusResponse> {
 
 export function mount(router: AppRouter, deps: AppDeps): void {
   const board = cached(BOARD_CACHE_MS, () => JSON.stringify(boardBody(deps)), () => deps.snapshot.version);
-  const status = cached(STATUS_CACHE_MS, async () => JSON.stringify(await statusBody(deps)));
+  const status = cached(STATUS_CACHE_MS, async () => JSON.stringify(await deps.read.run((sql) => statusBody(deps, sql))));
 
   router.get('/v1/board', async (ctx: AppContext) => {
     parseQuery(query, ctx);

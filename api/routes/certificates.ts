@@ -74,7 +74,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/certificates/keys', async (ctx: AppContext) => {
     parseQuery(noQuery, ctx);
     // the key in use first, then every earlier one: a certificate stays verifiable after a rotation
-    const earlier = (await signingKeys(deps.sql)).filter((k) => k.key_id !== deps.signer.keyId);
+    const earlier = (await deps.read.run((sql) => signingKeys(sql))).filter((k) => k.key_id !== deps.signer.keyId);
     ctx.body = {
       keys: [{ key_id: deps.signer.keyId, public_key_pem: deps.signer.publicKeyPem }, ...earlier].map((k) => ({ key_id: k.key_id, algorithm: 'Ed25519' as const, public_key_pem: k.public_key_pem })),
     } satisfies CertificateKeysResponse;
@@ -99,7 +99,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       if (at <= from || at >= to) throw validationError("'cursor' lies outside [start, end]");
       before = at;
     }
-    const found = await certificateList(deps.sql, pair.pair, from, before, q.limit + 1);
+    const found = await deps.read.run((sql) => certificateList(sql, pair.pair, from, before, q.limit + 1));
     const rows = found.slice(0, q.limit);
     if (found.length > q.limit) {
       const next = new URLSearchParams({ start: date(from), end: date(new Date(lastDay)), limit: String(q.limit), cursor: timestamp(rows.at(-1)!.bucket) });
@@ -120,7 +120,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
 
   router.get('/v1/certificates/:pair/:timestamp', async (ctx: AppContext) => {
     const { pair, at } = certificateBucket(deps, ctx);
-    const body = await certificateAt(deps.sql, pair.pair, at);
+    const body = await deps.read.run((sql) => certificateAt(sql, pair.pair, at));
     if (!body) throw noCertificate(deps, pair.pair, at);
     const { validity, ...issued } = JSON.parse(body) as Omit<CertificateResponse, 'customer'>;
     const customer = ctx.state.customer!;
@@ -133,9 +133,12 @@ export function mount(router: AppRouter, deps: AppDeps): void {
 
   router.get('/v1/certificates/:pair/:timestamp/bundle', async (ctx: AppContext) => {
     const { pair, at } = certificateBucket(deps, ctx);
-    const bundle = await bundleOf(deps.sql, certificateId(pair.pair, at));
+    const { bundle, certified } = await deps.read.run(async (sql) => {
+      const found = await bundleOf(sql, certificateId(pair.pair, at));
+      return { bundle: found, certified: found ? true : Boolean(await certificateAt(sql, pair.pair, at)) };
+    });
     if (!bundle) {
-      if (await certificateAt(deps.sql, pair.pair, at)) throw notFound(`The certificate for ${pair.pair} at ${timestamp(at)} was issued before replication bundles existed (methodology 1.0.0); it has none.`);
+      if (certified) throw notFound(`The certificate for ${pair.pair} at ${timestamp(at)} was issued before replication bundles existed (methodology 1.0.0); it has none.`);
       throw noCertificate(deps, pair.pair, at);
     }
     ctx.type = 'application/json';

@@ -27,9 +27,11 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     if (q.date >= new Date().toISOString().slice(0, 10)) throw notFound(`${q.date} (UTC) has not ended yet; its snapshot exists from 00:00 UTC the next day.`);
     // A day's snapshot is served once its last bucket has settled: at 00:00:30 the venues may not
     // have reported 23:59 yet, and a snapshot served then would change minutes later.
-    const [row] = await deps.sql`
-      SELECT e.*, s.settled_through >= (${q.date}::date + 1)::timestamp AT TIME ZONE 'UTC' AS settled
-      FROM eod(${pair.pair}, ${q.date}::date) e LEFT JOIN pair_settlement s ON s.pair = e.pair`;
+    const [row] = await deps.read.run(
+      (sql) => sql`
+        SELECT e.*, s.settled_through >= (${q.date}::date + 1)::timestamp AT TIME ZONE 'UTC' AS settled
+        FROM eod(${pair.pair}, ${q.date}::date) e LEFT JOIN pair_settlement s ON s.pair = e.pair`,
+    );
     if (!row) throw notFound(`No trades for ${pair.pair} on ${q.date}.`);
     if (!row.settled) {
       throw notFound(

@@ -96,7 +96,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const days = (dayStart(end).getTime() - dayStart(start).getTime()) / 86_400_000;
     if (days < 0) throw validationError("'end' must not be before 'start'");
     if (days >= MAX_DAYS) throw validationError(`a range spans at most ${MAX_DAYS} days`);
-    const rows = await fixingsOf(deps.sql, start, end, pair);
+    const rows = await deps.read.run((sql) => fixingsOf(sql, start, end, pair));
     const tier = ctx.state.customer!.tier;
     ctx.body = { start, end, count: rows.length, fixings: rows.map((r) => present(r, tier)) } satisfies FixingsResponse;
   });
@@ -105,7 +105,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const p = parseParams(dayParams, ctx.params);
     parseQuery(noQuery, ctx);
     const pair = knownPair(deps, p.pair!, 'pair');
-    const rows = await fixingsOf(deps.sql, p.date!, p.date!, pair.pair);
+    const rows = await deps.read.run((sql) => fixingsOf(sql, p.date!, p.date!, pair.pair));
     if (rows.length === 0) {
       throw notFound(`No fixing of ${pair.pair} on ${p.date}: a fixing is published once the hour before it has settled (at the latest ${Math.round(deps.config.settleAfterSeconds / 60)} minutes after its time).`);
     }
@@ -117,8 +117,10 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const p = parseParams(bundleParams, ctx.params);
     parseQuery(noQuery, ctx);
     const pair = knownPair(deps, p.pair!, 'pair');
-    const id = await fixingIdOf(deps.sql, pair.pair, p.date!, p.kind!);
-    const bundle = id ? await bundleOf(deps.sql, id) : undefined;
+    const bundle = await deps.read.run(async (sql) => {
+      const id = await fixingIdOf(sql, pair.pair, p.date!, p.kind!);
+      return id ? bundleOf(sql, id) : undefined;
+    });
     if (!bundle) throw notFound(`No ${p.kind} fixing of ${pair.pair} on ${p.date}.`);
     ctx.type = 'application/json';
     ctx.set('ETag', `"${bundle.sha256}"`);

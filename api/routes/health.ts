@@ -1,5 +1,6 @@
 // GET /v1/health: no key, not rate limited. Reports what is true now: database and Redis reached,
-// collector and FX cycles recent, data ages, uptime and the last 24 hours of requests. Since anyone
+// collector and FX cycles recent, data ages, uptime and the last 24 hours of requests, and each
+// read replica's state when there are any (from memory: lib/db/replicas.ts probes them). Since anyone
 // may call it as often as they like, what it reads from the database and Redis is read at most
 // once a second, by one call at a time (every other call gets that reading).
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
@@ -82,6 +83,8 @@ export function mount(router: AppRouter, deps: AppDeps): void {
         data_collector: collectorOk ? 'ok' : 'error',
         fx_updates: fxOk ? 'ok' : 'error',
       },
+      // the replicas are a capacity matter: reads fall back to the primary, so they leave status alone
+      ...(deps.read.hasReplicas ? { database_replicas: deps.read.states().map((r) => ({ name: r.name, state: r.state, lag_seconds: r.lagSeconds === null ? null : Math.round(r.lagSeconds * 10) / 10 })) } : {}),
       data_freshness: { crypto_prices_age_seconds: age(state?.newest_trade), fx_rates_age_seconds: age(state?.newest_fx) },
       metrics: deps.metrics.summary(now),
     } satisfies HealthResponse;

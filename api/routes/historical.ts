@@ -96,7 +96,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     ctx.vary('Accept');
     if (q.format ? q.format === 'csv' : ctx.accepts('application/json', 'text/csv') === 'text/csv') return sendCsv(ctx, deps, request, pair, full);
 
-    const rows = await candlePage(deps.sql, request);
+    const rows = await deps.read.run((sql) => candlePage(sql, request));
     const hasMore = rows.length > limit;
     const page = hasMore ? rows.slice(0, limit) : rows;
     ctx.body = {

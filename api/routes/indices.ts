@@ -30,8 +30,10 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const indices: IndicesResponse['indices'] = {};
     for (const name of q.index ? [q.index] : INDICES) {
       const fn = name === 'MXNCI' ? 'index_mxnci' : 'index_acli';
-      const [current] = await deps.sql<IndexRow[]>`SELECT * FROM ${deps.sql(fn)}(${now})`;
-      const [before] = await deps.sql<IndexRow[]>`SELECT * FROM ${deps.sql(fn)}(${dayAgo})`;
+      const [[current], [before]] = await deps.read.run(async (sql) => [
+        await sql<IndexRow[]>`SELECT * FROM ${sql(fn)}(${now})`,
+        await sql<IndexRow[]>`SELECT * FROM ${sql(fn)}(${dayAgo})`,
+      ]);
       const value = num(current?.value);
       const previous = num(before?.value);
       const change = value !== null && previous !== null ? value - previous : null;

@@ -18,7 +18,8 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     parseQuery(query, ctx);
     // the venues as JSON, not a SQL array: postgres.js parses arrays only on a connection that
     // read the server's array types, and one whose read failed answered '{luno,valr}' (tested)
-    const rows = await deps.sql<{ pair: string; exchanges: string[] | null; first_day: Date | null; last_trade_at: Date | null }[]>`
+    const rows = await deps.read.run(
+      (sql) => sql<{ pair: string; exchanges: string[] | null; first_day: Date | null; last_trade_at: Date | null }[]>`
       SELECT p.pair,
              (SELECT json_agg(DISTINCT m.exchange ORDER BY m.exchange) FROM venue_markets m WHERE m.pair = p.pair) AS exchanges,
              h.first_day, h.last_trade_at
@@ -28,7 +29,8 @@ export function mount(router: AppRouter, deps: AppDeps): void {
         FROM candles WHERE interval = '1d' AND pair = p.pair
       ) h ON true
       WHERE p.visibility = 'public'
-      ORDER BY p.pair`;
+      ORDER BY p.pair`,
+    );
     // the moment live and markets answer for (whole seconds): one live rule, one clock
     const now = LiveJsonCache.moment(Date.now()).getTime();
     ctx.body = {

@@ -55,7 +55,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const maxDays = MAX_RANGE_DAYS[q.interval as keyof typeof MAX_RANGE_DAYS];
     if (to.getTime() - from.getTime() > maxDays * DAY_MS) throw validationError(`the range may span at most ${maxDays} days at interval ${q.interval}`);
 
-    const rows = await deps.sql<SeriesRow[]>`SELECT * FROM premium_series(${pair.pair}, ${q.interval}, ${from}, ${to})`;
+    const rows = await deps.read.run((sql) => sql<SeriesRow[]>`SELECT * FROM premium_series(${pair.pair}, ${q.interval}, ${from}, ${to})`);
     const points = rows.reduce((n, r) => n + Number(r.data_points), 0);
     const avg = points ? rows.reduce((s, r) => s + Number(r.avg_premium_pct) * Number(r.data_points), 0) / points : null;
 

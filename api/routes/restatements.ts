@@ -60,7 +60,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       if (!parsed) throw validationError("'since' must be a date (YYYY-MM-DD, a year from 2000 to 2099) or a timestamp with +00:00");
       since = parsed;
     }
-    const rows = await restatementsSince(deps.sql, since, pair, q.limit);
+    const rows = await deps.read.run((sql) => restatementsSince(sql, since, pair, q.limit));
     ctx.body = { since: timestamp(since), count: rows.length, restatements: rows.map(presentRestatement) } satisfies RestatementsResponse;
   });
 }

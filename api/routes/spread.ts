@@ -28,17 +28,21 @@ export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/rates/spread', async (ctx: AppContext) => {
     const q = parseQuery(query, ctx);
     const pair = knownPair(deps, q.pair, 'pair');
-    const rows = await deps.sql<{ exchange: string | null; bucket: Date; bid: string; ask: string }[]>`
-      SELECT exchange, bucket, bid, ask FROM spread_inputs(${pair.pair}, now())`;
-    const overall = rows.find((r) => r.exchange === null);
-    if (!overall) throw notFound(`No trades for ${pair.pair} in the last 24 hours to estimate a spread from.`);
+    // the spread and the synthetic price of its bucket from one server
+    const { rows, overall, syn } = await deps.read.run(async (sql) => {
+      const found = await sql<{ exchange: string | null; bucket: Date; bid: string; ask: string }[]>`
+        SELECT exchange, bucket, bid, ask FROM spread_inputs(${pair.pair}, now())`;
+      const all = found.find((r) => r.exchange === null);
+      if (!all) throw notFound(`No trades for ${pair.pair} in the last 24 hours to estimate a spread from.`);
+      // the synthetic price of that same bucket, as historical and certificates have it: the one of
+      // now set an hours-old local price of an illiquid pair against today's market
+      const [price] = await sql<{ synthetic_price: string | null }[]>`
+        SELECT synthetic_price FROM candles_with_synthetic('5m', ${pair.pair}, ${all.bucket}, ${new Date(all.bucket.getTime() + 300_000)})`;
+      return { rows: found, overall: all, syn: price };
+    });
     const bid = Number(overall.bid);
     const ask = Number(overall.ask);
     const mid = (bid + ask) / 2;
-    // the synthetic price of that same bucket, as historical and certificates have it: the one of
-    // now set an hours-old local price of an illiquid pair against today's market
-    const [syn] = await deps.sql<{ synthetic_price: string | null }[]>`
-      SELECT synthetic_price FROM candles_with_synthetic('5m', ${pair.pair}, ${overall.bucket}, ${new Date(overall.bucket.getTime() + 300_000)})`;
     const synthetic = syn?.synthetic_price == null ? null : Number(syn.synthetic_price);
     if (!synthetic) throw unavailable(`No synthetic price for ${pair.pair} at ${timestamp(overall.bucket)} (its USDT pair did not trade in that bucket, or no FX rate); retry shortly.`, 60);
     const premiumPct = ((mid - synthetic) / synthetic) * 100;

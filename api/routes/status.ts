@@ -20,17 +20,16 @@ export const operations: Operation[] = [
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/status', async (ctx: AppContext) => {
     parseQuery(query, ctx);
-    const settlement = new Map(
-      (
-        await deps.sql<{ pair: string; settled_through: Date | null; late: number }[]>`
-          SELECT p.pair, s.settled_through,
-                 (SELECT coalesce(sum(l.trades), 0)::int FROM late_trades l WHERE l.pair = p.pair AND l.noticed_at > now() - INTERVAL '24 hours') AS late
-          FROM pairs p LEFT JOIN pair_settlement s USING (pair)
-          WHERE p.visibility = 'public'`
-      ).map((r) => [r.pair, r]),
-    );
     const now = LiveJsonCache.moment(Date.now()).getTime(); // ages as live and markets count them
-    const sources = await sourcesByPair(deps.sql, now);
+    const [settled, sources] = await deps.read.run(async (sql) => [
+      await sql<{ pair: string; settled_through: Date | null; late: number }[]>`
+        SELECT p.pair, s.settled_through,
+               (SELECT coalesce(sum(l.trades), 0)::int FROM late_trades l WHERE l.pair = p.pair AND l.noticed_at > now() - INTERVAL '24 hours') AS late
+        FROM pairs p LEFT JOIN pair_settlement s USING (pair)
+        WHERE p.visibility = 'public'`,
+      await sourcesByPair(sql, now),
+    ]);
+    const settlement = new Map(settled.map((r) => [r.pair, r]));
     const pairs: StatusResponse['pairs'] = {};
     let fresh = 0;
     let anyFailing = false;

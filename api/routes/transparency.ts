@@ -2,6 +2,7 @@
 // is a leaf of an RFC 9162 Merkle tree. Signed tree heads, and the inclusion and consistency proofs
 // anyone can check against a head they kept. No key needed; limited per address (api/public-limit.ts).
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
+import type { Sql } from '../../lib/db/connect.js';
 import { notFound, validationError } from '../errors.js';
 import { date } from '../../lib/format.js';
 import type { Operation } from '../operation.js';
@@ -107,8 +108,8 @@ function present(head: SignedHead): TransparencyHeadResponse {
 }
 
 /** 400 unless the log holds at least `size` entries. */
-async function withinLog(deps: AppDeps, size: number, param: string): Promise<void> {
-  const current = await treeSize(deps.sql);
+async function withinLog(sql: Sql, size: number, param: string): Promise<void> {
+  const current = await treeSize(sql);
   if (size > current) throw validationError(`'${param}' is ${size}, but the log holds ${current} entries`);
 }
 
@@ -116,7 +117,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
 
   router.get('/v1/transparency/head', async (ctx: AppContext) => {
     parseQuery(noQuery, ctx);
-    const head = await latestHead(deps.sql);
+    const head = await deps.read.run((sql) => latestHead(sql));
     if (!head) throw notFound('The transparency log has no signed tree head yet.');
     ctx.body = present(head);
   });
@@ -124,36 +125,42 @@ export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/transparency/heads', async (ctx: AppContext) => {
     const q = parseQuery(headsQuery, ctx);
     const day = q.date ?? date(Date.now());
-    const heads = await headsOfDay(deps.sql, day);
+    const heads = await deps.read.run((sql) => headsOfDay(sql, day));
     ctx.body = { date: day, count: heads.length, heads: heads.map((h) => ({ ...present(h), kept: h.kept })) } satisfies TransparencyHeadsResponse;
   });
 
   router.get('/v1/transparency/proof/inclusion', async (ctx: AppContext) => {
     const q = parseQuery(inclusionQuery, ctx);
-    let size = q.tree_size;
-    if (size === undefined) {
-      size = (await latestHead(deps.sql))?.treeSize;
-      if (size === undefined) throw notFound("The transparency log has no signed tree head yet: give 'tree_size'.");
-    } else {
-      await withinLog(deps, size, 'tree_size');
-    }
-    const entry = await entryById(deps.sql, q.id);
-    if (!entry) throw notFound(`No entry '${q.id}' in the transparency log.`);
-    if (entry.leafIndex >= size) throw notFound(`Entry '${q.id}' is leaf ${entry.leafIndex}: it is not in the tree of ${size} entries, only in later ones.`);
-    ctx.body = {
-      id: entry.id,
-      leaf_index: entry.leafIndex,
-      tree_size: size,
-      entry: entry.entry,
-      leaf_hash: entry.leafHash,
-      audit_path: await inclusionProofOf(deps.sql, entry.leafIndex, size),
-    } satisfies TransparencyInclusionResponse;
+    // the head, the entry and the proof from one server: a replica further on has a larger tree
+    ctx.body = await deps.read.run(async (sql) => {
+      let size = q.tree_size;
+      if (size === undefined) {
+        size = (await latestHead(sql))?.treeSize;
+        if (size === undefined) throw notFound("The transparency log has no signed tree head yet: give 'tree_size'.");
+      } else {
+        await withinLog(sql, size, 'tree_size');
+      }
+      const entry = await entryById(sql, q.id);
+      if (!entry) throw notFound(`No entry '${q.id}' in the transparency log.`);
+      if (entry.leafIndex >= size) throw notFound(`Entry '${q.id}' is leaf ${entry.leafIndex}: it is not in the tree of ${size} entries, only in later ones.`);
+      return {
+        id: entry.id,
+        leaf_index: entry.leafIndex,
+        tree_size: size,
+        entry: entry.entry,
+        leaf_hash: entry.leafHash,
+        audit_path: await inclusionProofOf(sql, entry.leafIndex, size),
+      } satisfies TransparencyInclusionResponse;
+    });
   });
 
   router.get('/v1/transparency/proof/consistency', async (ctx: AppContext) => {
     const q = parseQuery(consistencyQuery, ctx);
     if (q.first > q.second) throw validationError(`'first' (${q.first}) must not be larger than 'second' (${q.second})`);
-    await withinLog(deps, q.second, 'second');
-    ctx.body = { first: q.first, second: q.second, proof: await consistencyProofOf(deps.sql, q.first, q.second) } satisfies TransparencyConsistencyResponse;
+    const proof = await deps.read.run(async (sql) => {
+      await withinLog(sql, q.second, 'second');
+      return consistencyProofOf(sql, q.first, q.second);
+    });
+    ctx.body = { first: q.first, second: q.second, proof } satisfies TransparencyConsistencyResponse;
   });
 }

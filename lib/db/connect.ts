@@ -7,7 +7,7 @@ import { startEmbedded, type EmbeddedDatabase } from './embedded/index.js';
 import { migrate } from './migrate.js';
 import { createPool, type Sql } from './pool.js';
 
-export { createPool, withoutStatementTimeout, type Sql, type Tx } from './pool.js';
+export { createPool, isUnreachable, withoutStatementTimeout, type Sql, type Tx } from './pool.js';
 
 export interface Database {
   readonly sql: Sql;

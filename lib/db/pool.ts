@@ -63,6 +63,18 @@ export function createPool(url: string, max: number, statementTimeoutMs = 0, log
   });
 }
 
+// SQLSTATE classes that mean "the server is not there" (connection exceptions, insufficient
+// resources, shutting down or starting up) rather than "the query is wrong", and the client's own
+// codes for a connection refused, cut or never made.
+const UNREACHABLE_SQLSTATE = /^(08|53|57P)/;
+const UNREACHABLE_CLIENT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECT_TIMEOUT', 'CONNECTION_DESTROYED']);
+
+/** Whether a query failed because its server could not be reached or could not serve it now. */
+export function isUnreachable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (UNREACHABLE_SQLSTATE.test(code) || UNREACHABLE_CLIENT_CODES.has(code));
+}
+
 /**
  * Runs work that may rightly take longer than the statement timeout (the pipeline's refreshes and
  * storage jobs) on a connection of its own with the timeout off. On the embedded database (one

@@ -166,7 +166,7 @@ describe("the compose file's monitoring profile", () => {
       for (const st of job.static_configs ?? []) for (const t of st.targets) scraped.set(t.split(':')[0]!, Number(t.split(':')[1]));
     }
     const afrates = services.filter(([, s]) => s.build !== undefined).map(([name]) => name);
-    expect(afrates.sort()).toEqual(['api', 'pipeline']);
+    expect(afrates.sort()).toEqual(['api', 'api-a', 'api-b', 'pipeline']); // api-a, api-b: the scale profile's
     for (const name of afrates) {
       const env = environment(compose.services[name]!);
       expect(env.METRICS_PORT, name).toMatch(/^\d+$/);

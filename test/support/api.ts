@@ -6,6 +6,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { loadConfig, type Config } from '../../lib/config.js';
 import type { Database } from '../../lib/db/connect.js';
+import type { ReadRouter } from '../../lib/db/replicas.js';
 import type { Logger } from '../../lib/log.js';
 import type { Lookup } from '../../lib/webhooks/addresses.js';
 import { refreshAggregates } from '../../lib/db/refresh.js';
@@ -91,6 +92,8 @@ export interface TestApiOptions {
   readonly log?: Logger;
   /** how webhook URLs' hosts resolve at registration (default: the system's resolver) */
   readonly webhookLookup?: Lookup;
+  /** read replicas (lib/db/replicas.ts), opened and closed by the test (default: every read on the primary) */
+  readonly read?: ReadRouter;
 }
 
 /** Trades up to now (so live rates are fresh), FX, venue listings, aggregates refreshed. */
@@ -149,7 +152,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
   const redis = opts.withRedis || opts.redisUrl ? connectRedis(opts.redisUrl ?? 'redis://127.0.0.1:6379', testLog) : null;
   // metrics on, as in a service with METRICS_PORT set: every test and the api bench pay for them
   const metrics = new ServiceMetrics();
-  const deps = await buildDeps(config, opts.log ?? testLog, db.sql, { redis, namespace, now: opts.now, webhookLookup: opts.webhookLookup, observer: metrics.requestObserver });
+  const deps = await buildDeps(config, opts.log ?? testLog, db.sql, { redis, namespace, now: opts.now, webhookLookup: opts.webhookLookup, read: opts.read, observer: metrics.requestObserver });
   metrics.watchApi({ streams: () => deps.streams.size, redis });
   await deps.snapshot.refresh();
   if (!opts.db) {
