@@ -1,11 +1,9 @@
-// What the API is built from (AppDeps) and what a request carries through the middleware (AppState).
-import type Koa from 'koa';
-import type Router from '@koa/router';
+// What the API is built from (AppDeps); what a request carries is in api/request.ts (re-exported
+// here for the routes).
 import type { Config } from '../lib/config.js';
 import type { Sql } from '../lib/db/connect.js';
 import type { ReadRouter } from '../lib/db/replicas.js';
 import type { Logger } from '../lib/log.js';
-import type { Tier } from './tiers.js';
 import type { KeyStore } from './keys/store.js';
 import type { RateLimiter } from './limits/limiter.js';
 import type { LiveSnapshot } from './live/snapshot.js';
@@ -17,16 +15,7 @@ import type { EventStreams } from './sse.js';
 import type { Redis } from 'ioredis';
 import type { Lookup } from '../lib/webhooks/addresses.js';
 
-/** Who is calling: a key's owner, or a marketplace gateway user. */
-export interface Customer {
-  /** Stable id for limits and quotas: `key:<customer id>` (a customer's id is its first key's) or `gateway:<user>`. */
-  readonly id: string;
-  readonly tier: Tier;
-  readonly name: string | null;
-  /** The key in use and its customer (absent for a gateway user, who has no keys here). */
-  readonly keyId?: number;
-  readonly customerId?: number;
-}
+export type { AppContext, AppRouter, AppState, Customer } from './request.js';
 
 export interface PairInfo {
   readonly pair: string;
@@ -34,10 +23,6 @@ export interface PairInfo {
   readonly quote: string;
 }
 
-export interface AppState {
-  requestId: string;
-  customer?: Customer;
-}
 
 export interface AppDeps {
   readonly config: Config;
@@ -67,5 +52,3 @@ export interface AppDeps {
   readonly webhookLookup?: Lookup;
 }
 
-export type AppContext = Koa.ParameterizedContext<AppState, Router.RouterParamContext<AppState>>;
-export type AppRouter = Router<AppState>;

@@ -6,7 +6,7 @@
 // lock its office out of free-key issuance. Counted in memory and, with REDIS_URL, in Redis (the larger
 // count decides, as in api/limits/limiter.ts).
 import type { Redis } from 'ioredis';
-import type { AppContext } from './context.js';
+import type { AppContext } from './request.js';
 import { ApiError } from './errors.js';
 import { MemoryCounters, RedisCounters } from './limits/counters.js';
 

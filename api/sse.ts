@@ -8,7 +8,7 @@
 // for them forever.
 import { PassThrough } from 'node:stream';
 import type { Logger } from '../lib/log.js';
-import type { AppContext } from './context.js';
+import type { AppContext } from './request.js';
 import type { LiveSnapshot } from './live/snapshot.js';
 import { ApiError, unavailable } from './errors.js';
 import type { RestatementRow } from './queries/fixings.js';

@@ -12,7 +12,7 @@ import { param } from '../lib/methodology/parameters.js';
 import { configureRetention, runStorageJobs } from './maintenance.js';
 import { dueFixings } from './fixings.js';
 import type { PipelineMetrics } from './metrics.js';
-import { pruneSettledValues, restate, type OnRestated } from './restate.js';
+import { pruneSettledValues, recordSettledValues, restate, type OnRestated } from './restate.js';
 import { recordSettlement, settledPoints, settlementAt, type Certifier } from './settle.js';
 import type { RunError } from './venue-session.js';
 
@@ -153,7 +153,10 @@ export class Publisher {
       const recorded =
         refreshed &&
         (await step('settle', async () => {
-          await recordSettlement(sql, settlement, now, this.o.certifier);
+          await recordSettlement(sql, settlement, async (ranges) => {
+            await this.o.certifier?.issue(ranges);
+            await recordSettledValues(sql, ranges, now);
+          });
           return true;
         }));
       if (!recorded) this.settled = settledBefore; // the next publish settles it again

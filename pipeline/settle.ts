@@ -8,7 +8,6 @@
 // (late_trades), and they never touch a certificate.
 import type { Sql } from '../lib/db/connect.js';
 import type { DueFixing } from './fixings.js';
-import { recordSettledValues } from './restate.js';
 
 export interface SettledRange {
   readonly pair: string;
@@ -44,11 +43,14 @@ export async function settlementAt(sql: Sql, now: Date, lagSeconds: number): Pro
   return { ranges, settledThrough: new Map(rows.map((r) => [r.pair, ranges.find((x) => x.pair === r.pair)?.to ?? r.settled_through!])) };
 }
 
-/** Certifies the settlement's ranges and keeps their settled values, then records it. */
-export async function recordSettlement(sql: Sql, settlement: Settlement, now: Date, certifier?: Pick<Certifier, 'issue'>): Promise<void> {
+/**
+ * Records a settlement, after `before` has done what settling makes due for its newly settled ranges
+ * (certify them, keep their settled values): a failure there leaves them unsettled, for the next
+ * publish to settle again.
+ */
+export async function recordSettlement(sql: Sql, settlement: Settlement, before?: (ranges: readonly SettledRange[]) => Promise<unknown>): Promise<void> {
   if (settlement.ranges.length === 0) return;
-  await certifier?.issue(settlement.ranges);
-  await recordSettledValues(sql, settlement.ranges, now);
+  await before?.(settlement.ranges);
   for (const r of settlement.ranges) {
     await sql`
       INSERT INTO pair_settlement (pair, settled_through) VALUES (${r.pair}, ${r.to})

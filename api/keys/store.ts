@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type postgres from 'postgres';
 import type { Sql } from '../../lib/db/connect.js';
-import type { Customer } from '../context.js';
+import type { Customer } from '../request.js';
 import { subscriberOf } from '../redis.js';
 import type { Tier } from '../tiers.js';
 

@@ -8,7 +8,7 @@
 import type Koa from 'koa';
 import type { Sql } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
-import type { AppState } from '../context.js';
+import type { AppState } from '../request.js';
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;

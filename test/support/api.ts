@@ -159,7 +159,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
     // what the pipeline does after a cycle: settle (by the lag: no venue has reported where it
     // stands) and certify the settled buckets, signed with this server's keys
     const certifier = new Certifier(db.sql, { signer: deps.signer, issuerUrl: config.publicUrl, market: config.market, software: softwareIdentity(), parameters: parametersInForce(config.settleAfterSeconds) }, logIssued);
-    await recordSettlement(db.sql, await settlementAt(db.sql, new Date(), config.settleAfterSeconds), new Date(), certifier);
+    await recordSettlement(db.sql, await settlementAt(db.sql, new Date(), config.settleAfterSeconds), (ranges) => certifier.issue(ranges));
     if (opts.fixings) for (const due of await dueFixings(db.sql, new Date())) await certifier.fix(due.pair, due.slot);
   }
   const api = await startApi(deps, '127.0.0.1', 0);
