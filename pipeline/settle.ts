@@ -1,5 +1,5 @@
 // Settlement: when a pair's 5-minute buckets are final enough to certify. Every publish reads what
-// may settle (sql/views/87_settlement.sql says when a bucket settles), refreshes the candles, then
+// may settle (sql/functions/87_settlement.sql says when a bucket settles), refreshes the candles, then
 // moves each pair's settled_through forward, handing the newly settled range to `certify` first:
 // certificates are made from
 // the data as it stands at settlement, once, and a crash between the two steps only makes the

@@ -160,7 +160,7 @@ function fxParams(r: FxRow): unknown[] {
 
 /**
  * Stores FX observations once each. Observations older than the current hour change the rate in
- * force at hours already materialised in fx_in_force (sql/views/35_fx_in_force.sql), so those are
+ * force at hours already materialised in fx_in_force (sql/functions/35_fx_in_force.sql), so those are
  * recomputed from the earliest of them on; the pipeline adds each new hour as it begins.
  */
 export async function insertFxRates(sql: Sql, rates: readonly FxRow[], now = new Date()): Promise<number> {

@@ -1,5 +1,5 @@
 // Candle queries for GET /v1/rates/historical and GET /v1/exports/candles: pages of candles
-// (sql/views/40_candles_with_synthetic.sql: candle_page). Keyset pagination on the bucket: a page
+// (sql/functions/40_candles_with_synthetic.sql: candle_page). Keyset pagination on the bucket: a page
 // is the first `limit` buckets strictly after the cursor; never OFFSET. A long range (a CSV page,
 // a month's file) is read in statements of a bounded number of rows, each when the reader asks
 // for it: the embedded database's one connection serves other requests in between, and the

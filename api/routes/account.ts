@@ -2,6 +2,7 @@
 // and its keys. Authenticated by X-API-Key and limited and counted like every endpoint. A key
 // manages its own customer's keys only (another customer's key id is 404, as if it did not
 // exist), and never a tier: a new key takes the customer's.
+import { dailyUsage } from '../queries/account.js';
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { ApiError } from '../errors.js';
 import { date, timestamp } from '../../lib/format.js';
@@ -99,9 +100,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const now = Date.now();
     const today = new Date(date(now));
     const since = new Date(today.getTime() - (DAILY_DAYS - 1) * 86_400_000);
-    const rows = await deps.sql<{ day: string; requests: number }[]>`
-      SELECT to_char(day, 'YYYY-MM-DD') AS day, requests::int AS requests FROM api_usage_daily
-      WHERE customer = ${ctx.state.customer!.id} AND day >= ${date(since)}::date`;
+    const rows = await dailyUsage(deps.sql, ctx.state.customer!.id, date(since));
     const byDay = new Map(rows.map((r) => [r.day, r.requests]));
     const daily = Array.from({ length: DAILY_DAYS }, (_, i) => {
       const d = date(since.getTime() + i * 86_400_000);

@@ -9,7 +9,8 @@ import type { Sql } from '../../lib/db/connect.js';
 import { timestamp } from '../../lib/format.js';
 import { presentLive } from '../live/present.js';
 import type { Operation } from '../operation.js';
-import { sourcesByPair } from '../queries/sources.js';
+import { recentCycles, uptime } from '../queries/status.js';
+import { pairStatuses } from '../status.js';
 import { BOARD_RESPONSE, PUBLIC_STATUS_RESPONSE, type BoardResponse, type PublicStatusResponse } from '../schemas.js';
 import { lastEventId, missed } from '../sse.js';
 import { parseQuery } from '../validate.js';
@@ -17,7 +18,6 @@ import { restatementsSince } from '../queries/fixings.js';
 import { latestHead } from '../../lib/transparency/log.js';
 import { presentRestatement } from './restatements.js';
 import { thresholdsFor } from '../../lib/methodology/parameters.js';
-import { FRESH_SECONDS } from '../../lib/methodology/rules.js';
 
 const query = { type: 'object', additionalProperties: false, properties: {} } as const;
 
@@ -28,7 +28,6 @@ const STATUS_CACHE_MS = 15_000;
 const BOARD_STREAMS_PER_ADDRESS = 3;
 const RECENT_CYCLES = 20;
 const RECENT_RESTATEMENTS = 20;
-const SLOT = '5 minutes';
 
 export const operations: Operation[] = [
   { method: 'get', path: '/v1/board', summary: "Every pair's live rate with the free tier's fields (public, cached; 60 requests a minute per address)", tier: null, access: 'public',
@@ -84,76 +83,31 @@ export function boardBody(deps: AppDeps): BoardResponse {
   };
 }
 
-interface CycleRow {
-  started_at: Date;
-  finished_at: Date;
-  rows_by_source: Record<string, number>;
-  errors: { source: string }[];
-}
-
 /** sql: one server for every statement (a read replica, or the primary). */
 async function statusBody(deps: AppDeps, sql: Sql): Promise<PublicStatusResponse> {
-  const sources = await sourcesByPair(sql, Date.now()); // as GET /v1/status
-  const cycles = await sql<CycleRow[]>`
-    SELECT started_at, finished_at, rows_by_source, errors FROM ingest_cycles
-    WHERE kind = 'trades' ORDER BY id DESC LIMIT ${RECENT_CYCLES}`;
-  // Uptime: the share of completed 5-minute slots (the contract's collection interval) in which a
-  // trade cycle finished where at least one source delivered without error (the collector_state
-  // rule), counted from the window's start or the first recorded cycle, whichever is later.
-  const [uptime] = await sql<{ slots_24h: number; up_24h: number; slots_7d: number; up_7d: number }[]>`
-    WITH first AS (
-      SELECT greatest(date_bin(${SLOT}::interval, now() - INTERVAL '7 days', TIMESTAMPTZ '2000-01-01'),
-                      date_bin(${SLOT}::interval, min(started_at), TIMESTAMPTZ '2000-01-01')) AS since
-      FROM ingest_cycles WHERE kind = 'trades'
-    ), slots AS (
-      SELECT generate_series(first.since, now() - ${SLOT}::interval, ${SLOT}::interval) AS start FROM first
-    ), working AS (
-      SELECT DISTINCT date_bin(${SLOT}::interval, c.finished_at, TIMESTAMPTZ '2000-01-01') AS start
-      FROM ingest_cycles c
-      WHERE c.kind = 'trades' AND c.finished_at > now() - INTERVAL '7 days 5 minutes'
-        AND EXISTS (
-          SELECT 1 FROM jsonb_object_keys(c.rows_by_source) AS s(source)
-          WHERE NOT EXISTS (SELECT 1 FROM jsonb_array_elements(c.errors) AS e WHERE e->>'source' = s.source))
-    )
-    SELECT count(*) FILTER (WHERE s.start >= now() - INTERVAL '24 hours')::int AS slots_24h,
-           count(w.start) FILTER (WHERE s.start >= now() - INTERVAL '24 hours')::int AS up_24h,
-           count(*)::int AS slots_7d,
-           count(w.start)::int AS up_7d
-    FROM slots s LEFT JOIN working w ON w.start = s.start`;
-
-  const now = Date.now();
-  const pairs: PublicStatusResponse['pairs'] = {};
-  let fresh = 0;
-  let anyFailing = false;
-  for (const pair of deps.pairs.keys()) {
-    const entry = deps.snapshot.get(pair);
-    const age = entry ? Math.max(0, Math.floor((now - entry.time.getTime()) / 1000)) : null;
-    const isFresh = age !== null && age <= FRESH_SECONDS;
-    if (isFresh) fresh++;
-    const { active, failing } = sources.get(pair) ?? { active: [], failing: [] };
-    if (failing.length) anyFailing = true;
-    pairs[pair] = { last_update: entry ? timestamp(entry.time) : null, age_seconds: age, fresh: isFresh, sources_active: active, sources_failing: failing };
-  }
+  const status = await pairStatuses(deps, sql);
+  const cycles = await recentCycles(sql, RECENT_CYCLES);
+  const up = await uptime(sql);
   const head = await latestHead(sql);
-  const restated = await restatementsSince(sql, new Date(now - 7 * 86_400_000), null, RECENT_RESTATEMENTS);
-  const share = (up: number, slots: number) => (slots > 0 ? Math.round((up / slots) * 100_000) / 100_000 : null);
+  const restated = await restatementsSince(sql, new Date(status.now - 7 * 86_400_000), null, RECENT_RESTATEMENTS);
+  const share = (n: number, slots: number) => (slots > 0 ? Math.round((n / slots) * 100_000) / 100_000 : null);
   return {
-    overall_status: fresh === 0 ? 'outage' : fresh === deps.pairs.size && !anyFailing ? 'healthy' : 'degraded',
-    timestamp: timestamp(now),
-    pairs,
+    overall_status: status.overall,
+    timestamp: timestamp(status.now),
+    pairs: Object.fromEntries(status.pairs),
     cycles: cycles.map((c) => {
       const failed = [...new Set(c.errors.map((e) => e.source))];
       return {
         started_at: timestamp(c.started_at),
         finished_at: timestamp(c.finished_at),
         duration_ms: Math.max(0, c.finished_at.getTime() - c.started_at.getTime()),
-        ok: Object.keys(c.rows_by_source).some((s) => !failed.includes(s)),
+        ok: c.worked,
         sources_ok: Object.keys(c.rows_by_source).filter((s) => !failed.includes(s)),
         sources_failed: failed,
         trades: Object.values(c.rows_by_source).reduce((a, n) => a + Number(n), 0),
       };
     }),
-    uptime: { h24: share(uptime?.up_24h ?? 0, uptime?.slots_24h ?? 0), d7: share(uptime?.up_7d ?? 0, uptime?.slots_7d ?? 0) },
+    uptime: { h24: share(up?.up_24h ?? 0, up?.slots_24h ?? 0), d7: share(up?.up_7d ?? 0, up?.slots_7d ?? 0) },
     restatements: restated.map(presentRestatement),
     transparency: head ? { tree_size: head.treeSize, root_hash: head.rootHash, timestamp: head.timestamp } : null,
   };

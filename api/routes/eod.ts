@@ -1,4 +1,4 @@
-// GET /v1/rates/eod: one UTC day's OHLCV snapshot (sql/views/60_eod.sql).
+// GET /v1/rates/eod: one UTC day's OHLCV snapshot (sql/functions/60_eod.sql).
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { notFound } from '../errors.js';
 import { date, numeric } from '../../lib/format.js';
@@ -6,6 +6,7 @@ import * as x from '../../lib/methodology/exact.js';
 import { METHODOLOGY_VERSION } from '../../lib/methodology/parameters.js';
 import * as v from '../../lib/methodology/rules.js';
 import { knownPair, type Operation } from '../operation.js';
+import { eodOf } from '../queries/rates.js';
 import { EOD_RESPONSE, type EodResponse } from '../schemas.js';
 import { DATE, PAIR, parseQuery } from '../validate.js';
 
@@ -27,11 +28,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     if (q.date >= new Date().toISOString().slice(0, 10)) throw notFound(`${q.date} (UTC) has not ended yet; its snapshot exists from 00:00 UTC the next day.`);
     // A day's snapshot is served once its last bucket has settled: at 00:00:30 the venues may not
     // have reported 23:59 yet, and a snapshot served then would change minutes later.
-    const [row] = await deps.read.run(
-      (sql) => sql`
-        SELECT e.*, s.settled_through >= (${q.date}::date + 1)::timestamp AT TIME ZONE 'UTC' AS settled
-        FROM eod(${pair.pair}, ${q.date}::date) e LEFT JOIN pair_settlement s ON s.pair = e.pair`,
-    );
+    const row = await deps.read.run((sql) => eodOf(sql, pair.pair, q.date));
     if (!row) throw notFound(`No trades for ${pair.pair} on ${q.date}.`);
     if (!row.settled) {
       throw notFound(

@@ -6,6 +6,7 @@
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { timestamp } from '../../lib/format.js';
 import { type Operation } from '../operation.js';
+import { collectorState, type CollectorState } from '../queries/rates.js';
 import { HEALTH_RESPONSE, type HealthResponse } from '../schemas.js';
 
 export const operations: Operation[] = [
@@ -21,26 +22,18 @@ async function within<T>(ms: number, work: Promise<T>): Promise<T> {
   }
 }
 
-interface CycleState {
-  trades_at: Date | null;
-  fx_at: Date | null;
-  market: 'real' | 'simulated' | null;
-  newest_trade: Date | null;
-  newest_fx: Date | null;
-}
-
 const READING_MS = 1_000;
 
 interface Reading {
-  readonly state: CycleState | undefined;
+  readonly state: CollectorState | undefined;
   readonly redis: 'ok' | 'error' | 'disabled';
   readonly at: number;
 }
 
 async function read(deps: AppDeps): Promise<Reading> {
-  let state: CycleState | undefined;
+  let state: CollectorState | undefined;
   try {
-    [state] = await within(2_000, deps.sql<CycleState[]>`SELECT * FROM collector_state`);
+    state = await within(2_000, collectorState(deps.sql));
   } catch {
     state = undefined; // database unreachable: reported, not thrown
   }

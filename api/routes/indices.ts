@@ -1,8 +1,9 @@
 // GET /v1/indices: MXNCI and ACLI now, with the change against 24 hours earlier
-// (sql/views/90_indices.sql).
+// (sql/functions/90_indices.sql).
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { num, numeric, round, timestamp } from '../../lib/format.js';
 import type { Operation } from '../operation.js';
+import { indexAt } from '../queries/rates.js';
 import { INDICES_RESPONSE, type IndicesResponse } from '../schemas.js';
 import { parseQuery } from '../validate.js';
 
@@ -17,11 +18,6 @@ export const operations: Operation[] = [
   { method: 'get', path: '/v1/indices', summary: 'Composite indices MXNCI and ACLI', tier: 'builder', query, response: INDICES_RESPONSE },
 ];
 
-interface IndexRow {
-  value: string | null;
-  components: Record<string, { price: number | string; weight: number | string }> | null;
-}
-
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/indices', async (ctx: AppContext) => {
     const q = parseQuery(query, ctx);
@@ -29,11 +25,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const dayAgo = new Date(now.getTime() - 86_400_000);
     const indices: IndicesResponse['indices'] = {};
     for (const name of q.index ? [q.index] : INDICES) {
-      const fn = name === 'MXNCI' ? 'index_mxnci' : 'index_acli';
-      const [[current], [before]] = await deps.read.run(async (sql) => [
-        await sql<IndexRow[]>`SELECT * FROM ${sql(fn)}(${now})`,
-        await sql<IndexRow[]>`SELECT * FROM ${sql(fn)}(${dayAgo})`,
-      ]);
+      const [current, before] = await deps.read.run(async (sql) => [await indexAt(sql, name, now), await indexAt(sql, name, dayAgo)]);
       const value = num(current?.value);
       const previous = num(before?.value);
       const change = value !== null && previous !== null ? value - previous : null;

@@ -2,6 +2,7 @@
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { date, timestamp } from '../../lib/format.js';
 import { type Operation } from '../operation.js';
+import { pairsWithHistory } from '../queries/rates.js';
 import { PAIRS_RESPONSE, type PairsResponse } from '../schemas.js';
 import { parseQuery } from '../validate.js';
 import { isLive } from '../../lib/methodology/rules.js';
@@ -16,21 +17,7 @@ export const operations: Operation[] = [
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/pairs', async (ctx: AppContext) => {
     parseQuery(query, ctx);
-    // the venues as JSON, not a SQL array: postgres.js parses arrays only on a connection that
-    // read the server's array types, and one whose read failed answered '{luno,valr}' (tested)
-    const rows = await deps.read.run(
-      (sql) => sql<{ pair: string; exchanges: string[] | null; first_day: Date | null; last_trade_at: Date | null }[]>`
-      SELECT p.pair,
-             (SELECT json_agg(DISTINCT m.exchange ORDER BY m.exchange) FROM venue_markets m WHERE m.pair = p.pair) AS exchanges,
-             h.first_day, h.last_trade_at
-      FROM pairs p
-      LEFT JOIN LATERAL (
-        SELECT min(bucket) AS first_day, max(last_trade_at) AS last_trade_at
-        FROM candles WHERE interval = '1d' AND pair = p.pair
-      ) h ON true
-      WHERE p.visibility = 'public'
-      ORDER BY p.pair`,
-    );
+    const rows = await deps.read.run((sql) => pairsWithHistory(sql));
     // the moment live and markets answer for (whole seconds): one live rule, one clock
     const now = LiveJsonCache.moment(Date.now()).getTime();
     ctx.body = {

@@ -1,9 +1,10 @@
 // GET /v1/premium: exchange VWAP against the synthetic cross-rate over time
-// (sql/views/50_premium_series.sql), plus the current premium from the live snapshot.
+// (sql/functions/50_premium_series.sql), plus the current premium from the live snapshot.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { validationError } from '../errors.js';
 import { date, dayStart, numeric, round, timestamp } from '../../lib/format.js';
 import { knownPair, type Operation } from '../operation.js';
+import { premiumSeries } from '../queries/rates.js';
 import { PREMIUM_RESPONSE, type PremiumResponse } from '../schemas.js';
 import { DATE, PAIR, parseQuery } from '../validate.js';
 import * as x from '../../lib/methodology/exact.js';
@@ -32,16 +33,6 @@ export const operations: Operation[] = [
   { method: 'get', path: '/v1/premium', summary: 'Premium of the exchange VWAP over the synthetic cross-rate', tier: 'builder', query, response: PREMIUM_RESPONSE },
 ];
 
-interface SeriesRow {
-  bucket: Date;
-  avg_premium_pct: string;
-  max_premium_pct: string;
-  min_premium_pct: string;
-  avg_vwap: string;
-  avg_synthetic: string;
-  data_points: string;
-}
-
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/premium', async (ctx: AppContext) => {
     const q = parseQuery(query, ctx);
@@ -55,7 +46,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const maxDays = MAX_RANGE_DAYS[q.interval as keyof typeof MAX_RANGE_DAYS];
     if (to.getTime() - from.getTime() > maxDays * DAY_MS) throw validationError(`the range may span at most ${maxDays} days at interval ${q.interval}`);
 
-    const rows = await deps.read.run((sql) => sql<SeriesRow[]>`SELECT * FROM premium_series(${pair.pair}, ${q.interval}, ${from}, ${to})`);
+    const rows = await deps.read.run((sql) => premiumSeries(sql, pair.pair, q.interval, from, to));
     const points = rows.reduce((n, r) => n + Number(r.data_points), 0);
     const avg = points ? rows.reduce((s, r) => s + Number(r.avg_premium_pct) * Number(r.data_points), 0) / points : null;
 

@@ -1,10 +1,11 @@
 // GET /v1/rates/spread: bid/ask approximated from the low/high of the newest closed 5-minute bucket
 // in which the pair traded, across venues and per venue in that same bucket, against the synthetic
-// cross-rate (sql/views/70_spread_inputs.sql). Not order-book depth, and it says so.
+// cross-rate (sql/functions/70_spread_inputs.sql). Not order-book depth, and it says so.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { notFound, unavailable } from '../errors.js';
 import { num, numeric, round, timestamp } from '../../lib/format.js';
 import { knownPair, type Operation } from '../operation.js';
+import { spreadNow } from '../queries/rates.js';
 import { SPREAD_RESPONSE, type SpreadResponse } from '../schemas.js';
 import { PAIR, parseQuery } from '../validate.js';
 import { thresholdsFor } from '../../lib/methodology/parameters.js';
@@ -29,21 +30,13 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const q = parseQuery(query, ctx);
     const pair = knownPair(deps, q.pair, 'pair');
     // the spread and the synthetic price of its bucket from one server
-    const { rows, overall, syn } = await deps.read.run(async (sql) => {
-      const found = await sql<{ exchange: string | null; bucket: Date; bid: string; ask: string }[]>`
-        SELECT exchange, bucket, bid, ask FROM spread_inputs(${pair.pair}, now())`;
-      const all = found.find((r) => r.exchange === null);
-      if (!all) throw notFound(`No trades for ${pair.pair} in the last 24 hours to estimate a spread from.`);
-      // the synthetic price of that same bucket, as historical and certificates have it: the one of
-      // now set an hours-old local price of an illiquid pair against today's market
-      const [price] = await sql<{ synthetic_price: string | null }[]>`
-        SELECT synthetic_price FROM candles_with_synthetic('5m', ${pair.pair}, ${all.bucket}, ${new Date(all.bucket.getTime() + 300_000)})`;
-      return { rows: found, overall: all, syn: price };
-    });
+    const found = await deps.read.run((sql) => spreadNow(sql, pair.pair));
+    if (!found) throw notFound(`No trades for ${pair.pair} in the last 24 hours to estimate a spread from.`);
+    const { rows, overall } = found;
     const bid = Number(overall.bid);
     const ask = Number(overall.ask);
     const mid = (bid + ask) / 2;
-    const synthetic = syn?.synthetic_price == null ? null : Number(syn.synthetic_price);
+    const synthetic = found.synthetic === null ? null : Number(found.synthetic);
     if (!synthetic) throw unavailable(`No synthetic price for ${pair.pair} at ${timestamp(overall.bucket)} (its USDT pair did not trade in that bucket, or no FX rate); retry shortly.`, 60);
     const premiumPct = ((mid - synthetic) / synthetic) * 100;
     const sources = rows

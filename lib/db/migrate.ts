@@ -1,7 +1,9 @@
 // Brings a database up to date, in two layers:
 // 1. sql/migrations/: run-once, append-only migrations (tables, hypertables) by node-pg-migrate,
 //    all pending ones in one transaction, so a failing migration leaves the database as it was.
-// 2. sql/aggregates/ then sql/views/: repeatable files, each (re)creating one object. A file whose
+// 2. sql/aggregates/, then sql/functions/ and sql/views/ together in the order of their numbers (a
+//    view may read a function and a function a view): repeatable files, each (re)creating one
+//    object or a few of one kind. A file whose
 //    checksum differs from the one recorded in sql_objects is re-applied together with every file
 //    after it (dependants are dropped by its CASCADE and come back in order), each in its own
 //    transaction; re-created continuous aggregates are then refreshed in full from raw trades.
@@ -30,7 +32,7 @@ interface SqlObjectFile {
 }
 
 /**
- * views/00_methodology_parameters.sql, generated (never a file in sql/): methodology_parameter(name)
+ * functions/00_methodology_parameters.sql, generated (never a file in sql/): methodology_parameter(name)
  * answers the methodology's parameters that SQL reads, from lib/methodology/parameters.ts, their one
  * definition. IMMUTABLE and a plain CASE, so the planner folds each call into a constant.
  */
@@ -49,22 +51,26 @@ ${cases}
   END::numeric
 $$;
 `;
-  return { name: 'views/00_methodology_parameters.sql', text, checksum: crypto.createHash('sha256').update(text).digest('hex') };
+  return { name: 'functions/00_methodology_parameters.sql', text, checksum: crypto.createHash('sha256').update(text).digest('hex') };
 }
 
+function filesOf(sqlDir: string, folder: string): SqlObjectFile[] {
+  return fs
+    .readdirSync(path.join(sqlDir, folder))
+    .filter((f) => f.endsWith('.sql'))
+    .map((f) => {
+      const text = fs.readFileSync(path.join(sqlDir, folder, f), 'utf8');
+      return { name: `${folder}/${f}`, text, checksum: crypto.createHash('sha256').update(text).digest('hex') };
+    });
+}
+
+/** Every repeatable file in the order it is applied: the aggregates, then functions and views by number. */
 export function repeatableFiles(sqlDir = SQL_DIR): SqlObjectFile[] {
-  return ['aggregates', 'views'].flatMap((folder) =>
-    fs
-      .readdirSync(path.join(sqlDir, folder))
-      .filter((f) => f.endsWith('.sql'))
-      .sort()
-      .map((f) => {
-        const text = fs.readFileSync(path.join(sqlDir, folder, f), 'utf8');
-        return { name: `${folder}/${f}`, text, checksum: crypto.createHash('sha256').update(text).digest('hex') };
-      })
-      .concat(folder === 'views' ? [methodologyParametersFile()] : [])
-      .sort((a, b) => (a.name < b.name ? -1 : 1)),
-  );
+  const byNumber = (a: SqlObjectFile, b: SqlObjectFile) => (path.basename(a.name) < path.basename(b.name) ? -1 : 1);
+  return [
+    ...filesOf(sqlDir, 'aggregates').sort(byNumber),
+    ...[...filesOf(sqlDir, 'functions'), ...filesOf(sqlDir, 'views'), methodologyParametersFile()].sort(byNumber),
+  ];
 }
 
 export async function migrate(url: string, log: Logger, sqlDir = SQL_DIR): Promise<{ applied: string[] }> {
@@ -115,7 +121,11 @@ export async function migrate(url: string, log: Logger, sqlDir = SQL_DIR): Promi
       // the aggregates to be re-created. A run killed or failing part-way then resumes at the first
       // file not re-applied, and no re-created aggregate keeps a frontier that hides its past.
       await sql.begin(async (tx) => {
-        await tx`DELETE FROM sql_objects WHERE file IN (SELECT jsonb_array_elements_text(${tx.json(files.slice(firstChanged).map((f) => f.name))}))`;
+        // (and the records of files that are no more: moved or removed)
+        await tx`
+          DELETE FROM sql_objects
+          WHERE file IN (SELECT jsonb_array_elements_text(${tx.json(files.slice(firstChanged).map((f) => f.name))}))
+             OR file NOT IN (SELECT jsonb_array_elements_text(${tx.json(files.map((f) => f.name))}))`;
         await resetFrontiers(tx, views);
       });
       for (const file of files.slice(firstChanged)) {

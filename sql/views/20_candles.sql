@@ -3,7 +3,7 @@
 -- the aggregate candle_aggregate() names: a level is added here, in both, without touching a route.
 -- A filter on `interval` prunes the other branches. vwap(pv, volume) = pv / volume: the one definition of VWAP in afrates (an SQL function
 -- the planner inlines). candle_aggregate(interval) names the aggregate behind each level, for the
--- page queries (sql/views/40_candles_with_synthetic.sql) that read one level directly: through this
+-- page queries (sql/functions/40_candles_with_synthetic.sql) that read one level directly: through this
 -- view every row is projected twice (union inside union), a third of a 10,000-row page's time.
 DROP VIEW IF EXISTS candles CASCADE;
 DROP FUNCTION IF EXISTS vwap(numeric, numeric) CASCADE;

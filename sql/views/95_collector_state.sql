@@ -1,6 +1,5 @@
 -- collector_state: what GET /v1/health reports about collection, in one row.
--- trades_at / fx_at: the newest cycle of each kind in which at least one source delivered without
--- error (one venue down leaves the collector working; GET /v1/status names the failing source).
+-- trades_at / fx_at: the newest cycle of each kind that worked (cycle_worked).
 -- market: where the newest cycle's data came from ('simulated' is labelled as such).
 -- newest_trade / newest_fx: the data ages.
 DROP VIEW IF EXISTS collector_state;
@@ -9,10 +8,7 @@ CREATE VIEW collector_state AS
 WITH working AS (
   SELECT c.kind, c.finished_at
   FROM ingest_cycles c
-  WHERE c.finished_at > now() - INTERVAL '2 days'
-    AND EXISTS (
-      SELECT 1 FROM jsonb_object_keys(c.rows_by_source) AS s(source)
-      WHERE NOT EXISTS (SELECT 1 FROM jsonb_array_elements(c.errors) AS e WHERE e->>'source' = s.source))
+  WHERE c.finished_at > now() - INTERVAL '2 days' AND cycle_worked(c.rows_by_source, c.errors)
 )
 SELECT (SELECT max(finished_at) FROM working WHERE kind = 'trades') AS trades_at,
        (SELECT max(finished_at) FROM working WHERE kind = 'fx') AS fx_at,

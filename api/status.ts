@@ -1,0 +1,38 @@
+// How every public pair stands now, the one rule behind GET /v1/status and the status page's
+// GET /v1/status/public: its newest data and age as the live rates count them (the same whole
+// second, api/live/cache.ts), fresh within fresh_seconds, its venues active or failing
+// (api/queries/sources.ts), and the overall status: healthy (every pair fresh, no venue failing),
+// degraded (some), outage (no pair fresh).
+import type { Sql } from '../lib/db/connect.js';
+import { timestamp } from '../lib/format.js';
+import { FRESH_SECONDS } from '../lib/methodology/rules.js';
+import type { AppDeps } from './context.js';
+import { LiveJsonCache } from './live/cache.js';
+import { sourcesByPair } from './queries/sources.js';
+
+export interface PairStatus {
+  readonly last_update: string | null;
+  readonly age_seconds: number | null;
+  readonly fresh: boolean;
+  readonly sources_active: string[];
+  readonly sources_failing: string[];
+}
+
+export async function pairStatuses(deps: Pick<AppDeps, 'pairs' | 'snapshot'>, sql: Sql, nowMs = Date.now()) {
+  const now = LiveJsonCache.moment(nowMs).getTime();
+  const sources = await sourcesByPair(sql, now);
+  const pairs = new Map<string, PairStatus>();
+  let fresh = 0;
+  let anyFailing = false;
+  for (const pair of deps.pairs.keys()) {
+    const entry = deps.snapshot.get(pair);
+    const age = entry ? Math.max(0, Math.floor((now - entry.time.getTime()) / 1000)) : null;
+    const isFresh = age !== null && age <= FRESH_SECONDS;
+    if (isFresh) fresh++;
+    const { active, failing } = sources.get(pair) ?? { active: [], failing: [] };
+    if (failing.length) anyFailing = true;
+    pairs.set(pair, { last_update: entry ? timestamp(entry.time) : null, age_seconds: age, fresh: isFresh, sources_active: active, sources_failing: failing });
+  }
+  const overall = fresh === 0 ? 'outage' : fresh === deps.pairs.size && !anyFailing ? ('healthy' as const) : ('degraded' as const);
+  return { overall: overall as 'healthy' | 'degraded' | 'outage', pairs, now };
+}

@@ -1,0 +1,102 @@
+// The house's shape, read from the code's own imports: no import circle anywhere, imports pointing
+// one way (lib/ below everything, pipeline/ and api/ beside each other and never importing one
+// another, bin/ the composition root above them, sim/ and web/ programs of their own), and no SQL
+// in a route file (each resource's statements are in api/queries/ or SQL functions).
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const FOLDERS = ['lib', 'pipeline', 'api', 'bin', 'sim', 'web/src', 'verify'];
+
+function sources(dir: string): string[] {
+  const full = path.join(ROOT, dir);
+  if (!fs.existsSync(full)) return [];
+  return fs.readdirSync(full, { withFileTypes: true }).flatMap((e) => {
+    const rel = path.posix.join(dir, e.name);
+    if (e.isDirectory()) return e.name === 'dist' || e.name === 'node_modules' ? [] : sources(rel);
+    return /\.(ts|mts|mjs)$/.test(e.name) && !e.name.endsWith('.d.ts') ? [rel] : [];
+  });
+}
+
+/** The project files a file imports (static, dynamic and re-exports), by their path from the root. */
+function importsOf(file: string, all: ReadonlySet<string>): string[] {
+  const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
+  const specs = [...text.matchAll(/(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm)].map((m) => m[1] ?? m[2] ?? m[3]!);
+  const out: string[] = [];
+  for (const spec of specs) {
+    if (!spec.startsWith('.')) continue;
+    const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec));
+    const candidates = [target, target.replace(/\.js$/, '.ts'), target.replace(/\.mjs$/, '.mts'), `${target}.ts`, `${target}/index.ts`];
+    const found = candidates.find((c) => all.has(c));
+    if (found) out.push(found);
+  }
+  return out;
+}
+
+const files = FOLDERS.flatMap(sources);
+const known = new Set(files);
+const graph = new Map(files.map((f) => [f, importsOf(f, known)]));
+const folderOf = (f: string) => FOLDERS.find((d) => f === d || f.startsWith(`${d}/`))!;
+
+describe('the structure of the code', () => {
+  it('reads every source folder', () => {
+    for (const d of ['lib', 'pipeline', 'api', 'bin', 'sim', 'web/src']) expect(files.some((f) => f.startsWith(`${d}/`)), d).toBe(true);
+    expect([...graph.values()].flat().length).toBeGreaterThan(200); // the imports were read
+  });
+
+  it('has no import circle', () => {
+    // Tarjan's strongly connected components: a component of more than one file is a circle
+    let index = 0;
+    const idx = new Map<string, number>();
+    const low = new Map<string, number>();
+    const stack: string[] = [];
+    const onStack = new Set<string>();
+    const circles: string[][] = [];
+    const visit = (v: string) => {
+      idx.set(v, index);
+      low.set(v, index++);
+      stack.push(v);
+      onStack.add(v);
+      for (const w of graph.get(v)!) {
+        if (!idx.has(w)) {
+          visit(w);
+          low.set(v, Math.min(low.get(v)!, low.get(w)!));
+        } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!));
+      }
+      if (low.get(v) === idx.get(v)) {
+        const component: string[] = [];
+        let w: string;
+        do {
+          w = stack.pop()!;
+          onStack.delete(w);
+          component.push(w);
+        } while (w !== v);
+        if (component.length > 1 || graph.get(v)!.includes(v)) circles.push(component.sort());
+      }
+    };
+    for (const f of files) if (!idx.has(f)) visit(f);
+    expect(circles).toEqual([]);
+  });
+
+  it('has imports point one way: lib below all, pipeline and api apart, bin above, sim and web on their own', () => {
+    const allowed: Record<string, readonly string[]> = {
+      lib: ['lib'],
+      pipeline: ['pipeline', 'lib'],
+      api: ['api', 'lib'],
+      sim: ['sim', 'lib'],
+      bin: ['bin', 'pipeline', 'api', 'lib', 'sim'],
+      'web/src': ['web/src'],
+      verify: ['verify'],
+    };
+    const wrong = files.flatMap((f) => graph.get(f)!.filter((t) => !allowed[folderOf(f)]!.includes(folderOf(t))).map((t) => `${f} -> ${t}`));
+    expect(wrong).toEqual([]);
+  });
+
+  it('keeps SQL out of the route files', () => {
+    const routes = sources('api/routes');
+    expect(routes.length).toBeGreaterThan(10);
+    const withSql = routes.filter((f) => /\bsql\s*(<[^>]*>)?\s*`|\.unsafe\(|\b(SELECT|INSERT|UPDATE|DELETE)\s+[\w*(]/.test(fs.readFileSync(path.join(ROOT, f), 'utf8')));
+    expect(withSql).toEqual([]);
+  });
+});
