@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import type { AppContext } from './request.js';
 import { ApiError } from './errors.js';
 import { MemoryCounters, RedisCounters } from './limits/counters.js';
+import { fixedWindow, limitHeaders } from './limits/window.js';
 
 export const PER_MINUTE = 60;
 const MINUTE_MS = 60_000;
@@ -28,25 +29,15 @@ export class PublicLimit {
 
   /** Counts one request of the caller's address; 429 beyond PER_MINUTE. Sets the rate-limit headers. */
   async consume(ctx: AppContext): Promise<void> {
-    const now = this.now();
-    const minute = Math.floor(now / MINUTE_MS);
-    const key = `${this.namespace}:public:${ctx.ip}:${minute}`;
-    const expiresAt = (minute + 2) * MINUTE_MS;
-    let used = this.local.incr(key, expiresAt);
-    if (this.shared) used = Math.max(used, await this.shared.incr(key, expiresAt).catch(() => used));
-    const reset = ((minute + 1) * MINUTE_MS) / 1000;
-    const secondsLeft = Math.max(1, reset - Math.floor(now / 1000));
-    const headers = {
-      'X-RateLimit-Limit': String(PER_MINUTE),
-      'X-RateLimit-Remaining': String(Math.max(0, PER_MINUTE - used)),
-      'X-RateLimit-Reset': String(reset),
-      'RateLimit-Policy': `"public";q=${PER_MINUTE};w=60`,
-      RateLimit: `"public";r=${Math.max(0, PER_MINUTE - used)};t=${secondsLeft}`,
-    };
+    const minute = fixedWindow(this.now(), MINUTE_MS);
+    const key = `${this.namespace}:public:${ctx.ip}:${minute.n}`;
+    let used = this.local.incr(key, minute.expiresAt);
+    if (this.shared) used = Math.max(used, await this.shared.incr(key, minute.expiresAt).catch(() => used));
+    const headers = limitHeaders('public', PER_MINUTE, used, minute, 60);
     if (used > PER_MINUTE) {
-      throw new ApiError(429, 'rate_limit_exceeded', `At most ${PER_MINUTE} requests a minute per address to the public endpoints; retry after ${secondsLeft} s.`, {
+      throw new ApiError(429, 'rate_limit_exceeded', `At most ${PER_MINUTE} requests a minute per address to the public endpoints; retry after ${minute.secondsLeft} s.`, {
         ...headers,
-        'Retry-After': String(secondsLeft),
+        'Retry-After': String(minute.secondsLeft),
       });
     }
     ctx.set(headers);

@@ -13,6 +13,7 @@
 import type { Redis } from 'ioredis';
 import type { Sql } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
+import { fixedWindow, limitHeaders, refusalHeaders, type FixedWindow } from './window.js';
 import { ApiError } from '../errors.js';
 import { TIER_RULES, type Tier } from '../tiers.js';
 import { MemoryCounters, RedisCounters } from './counters.js';
@@ -215,11 +216,11 @@ export class RateLimiter {
   }
 
   /** The current minute's month and each tier's RateLimit-Policy, worked out once a minute. */
-  private window: { minute: number; day: string; month: ReturnType<typeof monthOf>; policy: Map<Tier, string> } | null = null;
+  private window: { minute: FixedWindow; day: string; month: ReturnType<typeof monthOf>; policy: Map<Tier, string> } | null = null;
 
   private windowOf(now: number) {
-    const minute = Math.floor(now / MINUTE_MS);
-    if (this.window?.minute !== minute) {
+    const minute = fixedWindow(now, MINUTE_MS);
+    if (this.window?.minute.n !== minute.n) {
       const month = monthOf(now);
       const policy = new Map<Tier, string>();
       for (const [tier, rules] of Object.entries(TIER_RULES) as [Tier, (typeof TIER_RULES)[Tier]][]) {
@@ -237,23 +238,14 @@ export class RateLimiter {
     const rules = TIER_RULES[subject.tier];
     const now = this.now();
     const { minute, day, month, policy } = this.windowOf(now);
-    const reset = ((minute + 1) * MINUTE_MS) / 1000;
-    const secondsLeft = Math.max(1, reset - Math.floor(now / 1000));
-
-    const used = await this.count(`${this.namespace}:minute:${subject.id}:${minute}`, (minute + 2) * MINUTE_MS);
-    const headers: Record<string, string> = {
-      'X-RateLimit-Limit': String(rules.perMinute),
-      'X-RateLimit-Remaining': String(Math.max(0, rules.perMinute - used)),
-      'X-RateLimit-Reset': String(reset),
-      'RateLimit-Policy': policy.get(subject.tier)!,
-      RateLimit: `"minute";r=${Math.max(0, rules.perMinute - used)};t=${secondsLeft}`,
-    };
+    const used = await this.count(`${this.namespace}:minute:${subject.id}:${minute.n}`, minute.expiresAt);
+    const headers = limitHeaders('minute', rules.perMinute, used, minute, 60, policy.get(subject.tier)!);
     if (used > rules.perMinute) {
       // a spent month outranks the minute: past the minute's limit its refusal still says the 1st
       if (rules.perMonth !== null && (await this.monthSpentHere(subject.id, month, rules.perMonth))) throw monthSpent(rules.perMonth, month, now, headers);
-      throw new ApiError(429, 'rate_limit_exceeded', `Rate limit of ${rules.perMinute} requests per minute exceeded; retry after ${secondsLeft} s.`, {
+      throw new ApiError(429, 'rate_limit_exceeded', `Rate limit of ${rules.perMinute} requests per minute exceeded; retry after ${minute.secondsLeft} s.`, {
         ...headers,
-        'Retry-After': String(secondsLeft),
+        'Retry-After': String(minute.secondsLeft),
       });
     }
 
@@ -316,20 +308,10 @@ export class RateLimiter {
 
   /** POST /v1/auth/free-key: at most 5 an hour per client address (a fixed window on the hour). */
   async consumeIssuance(address: string): Promise<void> {
-    const now = this.now();
-    const hour = Math.floor(now / HOUR_MS);
-    const used = await this.count(`${this.namespace}:issue:${address}:${hour}`, (hour + 2) * HOUR_MS);
+    const hour = fixedWindow(this.now(), HOUR_MS);
+    const used = await this.count(`${this.namespace}:issue:${address}:${hour.n}`, hour.expiresAt);
     if (used <= FREE_KEY_ISSUES_PER_HOUR) return;
-    const reset = ((hour + 1) * HOUR_MS) / 1000;
-    const retry = Math.max(1, reset - Math.floor(now / 1000));
     // this window's headers, not the per-minute window's: they must agree with Retry-After
-    throw new ApiError(429, 'rate_limit_exceeded', `At most ${FREE_KEY_ISSUES_PER_HOUR} free keys an hour per address; retry after ${retry} s.`, {
-      'X-RateLimit-Limit': String(FREE_KEY_ISSUES_PER_HOUR),
-      'X-RateLimit-Remaining': '0',
-      'X-RateLimit-Reset': String(reset),
-      RateLimit: `"issue";r=0;t=${retry}`,
-      'RateLimit-Policy': `"issue";q=${FREE_KEY_ISSUES_PER_HOUR};w=3600`,
-      'Retry-After': String(retry),
-    });
+    throw new ApiError(429, 'rate_limit_exceeded', `At most ${FREE_KEY_ISSUES_PER_HOUR} free keys an hour per address; retry after ${hour.secondsLeft} s.`, refusalHeaders('issue', FREE_KEY_ISSUES_PER_HOUR, hour, 3600));
   }
 }
