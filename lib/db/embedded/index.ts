@@ -16,8 +16,7 @@ export const MAX_MESSAGE_BYTES = 16 * 2 ** 20;
  * PostgreSQL's shared_buffers in the embedded database (PGlite's build has 128MB, all of it
  * resident from the start). The embedded database serves one connection at a time, and its files
  * are read through the OS page cache anyway, so a larger pool buys little: with 32MB the 10,000-
- * candle page's SQL and premium's took what they took with 128MB (bench/README.md, seventh
- * session), and ~96 MB less is resident.
+ * candle page and premium take what they take with 128MB, and ~96 MB less is resident.
  */
 export const SHARED_BUFFERS = '32MB';
 
