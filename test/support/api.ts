@@ -14,6 +14,7 @@ import { parametersInForce } from '../../lib/methodology/parameters.js';
 import { softwareIdentity } from '../../lib/software.js';
 import { Certifier } from '../../pipeline/certify/issue.js';
 import { dueFixings } from '../../pipeline/fixings.js';
+import { recordSettledValues } from '../../pipeline/restate.js';
 import { logIssued } from '../../pipeline/transparency.js';
 import { connectRedis } from '../../api/redis.js';
 import { buildDeps, startApi, type RunningApi } from '../../api/server.js';
@@ -159,7 +160,11 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
     // what the pipeline does after a cycle: settle (by the lag: no venue has reported where it
     // stands) and certify the settled buckets, signed with this server's keys
     const certifier = new Certifier(db.sql, { signer: deps.signer, issuerUrl: config.publicUrl, market: config.market, software: softwareIdentity(), parameters: parametersInForce(config.settleAfterSeconds) }, logIssued);
-    await recordSettlement(db.sql, await settlementAt(db.sql, new Date(), config.settleAfterSeconds), (ranges) => certifier.issue(ranges));
+    const now = new Date();
+    await recordSettlement(db.sql, await settlementAt(db.sql, now, config.settleAfterSeconds), async (ranges) => {
+      await certifier.issue(ranges);
+      await recordSettledValues(db.sql, ranges, now);
+    });
     if (opts.fixings) for (const due of await dueFixings(db.sql, new Date())) await certifier.fix(due.pair, due.slot);
   }
   const api = await startApi(deps, '127.0.0.1', 0);

@@ -15,6 +15,11 @@ import { tierLabel, type Tier } from '../../api/tiers.js';
 import { append, latestHead, publishHead, treeSize } from '../../lib/transparency/log.js';
 import type { Lookup } from '../../lib/webhooks/addresses.js';
 import { createSecretBox } from '../../lib/webhooks/secrets.js';
+import { refreshAggregates } from '../../lib/db/refresh.js';
+import { restate } from '../../pipeline/restate.js';
+import { recordLateTrades } from '../../pipeline/settle.js';
+import { insertTrades } from '../../pipeline/store.js';
+import { logRestatement } from '../../pipeline/transparency.js';
 import { WebhookWorker } from '../../pipeline/webhooks/worker.js';
 import { startTestApi, type TestApi } from './api.js';
 import { testLog } from './db.js';
@@ -121,7 +126,8 @@ async function* callsFor(t: TestApi): AsyncGenerator<Call, void, Captured> {
   yield ok('getStatus', 'example', 'free', '/v1/status');
   yield ok('getHealth', 'example', null, '/v1/health');
 
-  // certificates
+  // certificates (the newest BTCNGN one restated by late trades: its list entry links the restatement)
+  await restateNewest(t, 'BTCNGN');
   yield ok('getCertificatesKeys', 'example', null, '/v1/certificates/keys');
   const list = yield ok('getCertificatesPair', 'example', 'enterprise', '/v1/certificates/BTCNGN?limit=2');
   yield fail('getCertificatesPair', 'tier_restricted', 403, 'builder', '/v1/certificates/BTCNGN');
@@ -220,6 +226,27 @@ async function deliverOnce(t: TestApi): Promise<void> {
   const worker = new WebhookWorker({ sql: t.db.sql, log: testLog, secrets, allowPrivate: false, lookup: REBOUND_LOOKUP });
   await worker.runOnce();
   await worker.stop();
+}
+
+/**
+ * A restatement as the pipeline records it: a venue's trade arrives after the pair's newest
+ * certified bucket settled, as large as the bucket's volume at 3% above its VWAP, so the candle moves
+ * past the threshold; the aggregates are refreshed and the restatement check run.
+ */
+async function restateNewest(t: TestApi, pair: string): Promise<void> {
+  const sql = t.db.sql;
+  const since = new Date();
+  const [c] = await sql<{ bucket: Date; vwap: string; volume: string }[]>`
+    SELECT c.bucket, (c.pv / c.volume)::text AS vwap, c.volume::text AS volume
+    FROM certificates k JOIN candles c ON c.pair = k.pair AND c.interval = '5m' AND c.bucket = k.bucket
+    WHERE k.pair = ${pair} ORDER BY k.bucket DESC LIMIT 1`;
+  if (!c) return;
+  const time = new Date(c.bucket.getTime() + 120_000);
+  const price = (Number(c.vwap) * 1.03).toFixed(2);
+  await insertTrades(sql, [{ time, exchange: 'quidax', pair, tradeId: `late-${time.getTime()}`, price, amount: c.volume, side: 'buy' }]);
+  await recordLateTrades(sql, 'quidax', pair, 1, time);
+  await refreshAggregates(sql);
+  await restate(sql, since, new Date(), logRestatement);
 }
 
 // operationIds with a success captured so far, for the derived calls at the end
