@@ -160,8 +160,8 @@ export class RateLimiter {
    * Counts one request of a customer's month, in memory and in Redis. Redis counts it only where it
    * holds the month (restoreOnce puts it there): where it does not (lost in an outage, a restart
    * without persistence), the requests accepted so far are written back from api_usage and this
-   * request counted on top, in one step, once: counted first and written back over after, a request
-   * would be counted twice (docs/decisions.md, "Limits are exact under concurrency").
+   * request counted on top, in one step, once: a request counted into the emptied month and then
+   * written back over would count twice (docs/decisions.md, "Limits are exact under concurrency").
    */
   private countMonth(key: string, expiresAt: number, recover: () => Promise<number>): number | Promise<number> {
     const mine = this.local.incr(key, expiresAt);
