@@ -94,7 +94,7 @@ export class RequestMetrics {
     const counts = [...batch.values()];
     const rows = [...batch].map(([minute, c]) => ({ minute: new Date(minute).toISOString(), requests: c.requests, errors: c.errors, latency_ms: c.latencyMs }));
     try {
-      // as JSON, not arrays: see lib/db/connect.ts (a connection that could not read the array types)
+      // as JSON, not arrays: see lib/db/pool.ts (a connection that could not read the array types)
       await this.sql`
         INSERT INTO api_request_minutes (minute, requests, errors, latency_ms)
         SELECT minute, requests, errors, latency_ms
