@@ -8,16 +8,16 @@ STATE := $(if $(DEMO),AFRATES_VAR_DIR=var/demo)
 # Memory given back: what run and demo start uses jemalloc where the system has it (Debian's
 # libjemalloc2, which the Docker image installs too; Fedora's and Arch's jemalloc): its background
 # thread returns pages freed for a second, where glibc's malloc keeps what is freed below the top of
-# its heaps (make demo at rest 313 -> 275 MB, bench/README.md). Only those targets (and the
+# its heaps (docs/operations.md, "Memory and the allocator"). Only those targets (and the
 # benchmarks' service processes): npm, vite and Chromium keep their own (Chromium's sandboxed GPU
 # process dies with jemalloc's thread). Looked for at Debian's multiarch paths, then Fedora's, Arch's.
 JEMALLOC := $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 /usr/lib/aarch64-linux-gnu/libjemalloc.so.2 /usr/lib64/libjemalloc.so.2 /usr/lib/libjemalloc.so.2))
 JEMALLOC_CONF := background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0
 ALLOCATOR := $(if $(JEMALLOC),LD_PRELOAD=$(JEMALLOC) MALLOC_CONF=$(JEMALLOC_CONF))
 # Without jemalloc, glibc's malloc: it raises its mmap and trim thresholds each time a large block
-# is freed (up to 32 and 64 MB), after which freed memory stays in the process (make demo held ~100
-# MB more at rest). Fixed at glibc's own starting values, large blocks are mapped apart and given
-# back when freed. jemalloc ignores them.
+# is freed (up to 32 and 64 MB), after which freed memory stays in the process. Fixed at glibc's
+# own starting values, large blocks are mapped apart and given back when freed. jemalloc ignores
+# them.
 export MALLOC_MMAP_THRESHOLD_ := 131072
 export MALLOC_TRIM_THRESHOLD_ := 131072
 
@@ -65,7 +65,7 @@ migrate: $(STAMP) ## apply migrations and SQL objects (a no-op when up to date)
 	$(STATE) $(TSX) bin/migrate.ts
 
 # The key commands read TIER, NAME, EMAIL and ID from the environment ($$NAME), never pasted into the
-# shell line ($(NAME)): a name with a quote broke the command, and one with backticks ran them.
+# shell line ($(NAME)): a name with a quote would break the command, and one with backticks run them.
 key: $(STAMP) ## issue a key: make key TIER=builder NAME="Acme" EMAIL=ops@acme.test [DEMO=1 for make demo's]
 	@$(STATE) $(TSX) bin/key.ts create --tier="$$TIER" --name="$$NAME" --email="$$EMAIL"
 

@@ -6,8 +6,8 @@
 // - hung (paused, failing over, a link that drops packets): a command gets a quarter of a second,
 //   and the first to time out drops its connection. The client then reconnects as it does after a
 //   drop, and commands fail at once until a new connection's ready check is answered (each
-//   attempt's check times out like any command). Without the drop, every request waited for its
-//   own timeouts (a minute's count and a month's: half a second) for as long as Redis hung.
+//   attempt's check times out like any command). Without the drop, every request would wait for
+//   its own timeouts (a minute's count and a month's: half a second) for as long as Redis hangs.
 // A subscribed connection (revocations) sends no commands, so it would never see a hang: it pings
 // every few seconds, and a ping that times out drops it the same way (it then subscribes again).
 import { Command, Redis } from 'ioredis';

@@ -1,9 +1,9 @@
 // Which route serves a request, looked up once per method and path. @koa/router, on every request,
-// checks the host, tests every route's pattern and composes the matched route into a new chain:
-// about a tenth of the CPU a live rate costs (bench/README.md, api.bench.ts). A path without
+// checks the host, tests every route's pattern and composes the matched route into a new chain: a
+// real share of the CPU a live rate costs (bench/README.md, api.bench.ts). A path without
 // parameters meets the same one-handler route every time, so that handler is found once and called
-// directly; a path with parameters, several layers, or no route at all goes through the router as
-// before (its params, its 404 and 405 via allowedMethods). The same lookup names the route a
+// directly; a path with parameters, several layers, or no route at all goes through the router's
+// own dispatch (its params, its 404 and 405 via allowedMethods). The same lookup names the route a
 // request is counted under in the service's metrics: its template, never the path a client sent.
 import type Router from '@koa/router';
 import type Koa from 'koa';

@@ -98,7 +98,7 @@ export async function startApi(deps: AppDeps, host = deps.config.host, port = de
   const server = http.createServer(
     {
       // a client gets 10 s for its headers and 30 s for the whole request, checked every second
-      // (Node's default check runs every 30 s, which let slow clients hold on for up to 85 s)
+      // (Node's default check runs every 30 s, which would let slow clients hold on for up to 85 s)
       headersTimeout: 10_000,
       requestTimeout: 30_000,
       connectionsCheckingInterval: 1_000,

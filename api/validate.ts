@@ -74,7 +74,7 @@ const parsedQueries = new WeakMap<object, Map<string, unknown>>();
 function readQuery(schema: ObjectSchema, query: Record<string, unknown>): unknown {
   const copy: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(query)) {
-    // named first: ?pair[]=X was answered "'pair' is required"
+    // an unknown parameter is named before anything else: ?pair[]=X is about 'pair[]', not a missing 'pair'
     if (!Object.hasOwn(schema.properties, k) && (schema as { additionalProperties?: unknown }).additionalProperties === false) throw validationError(`unknown query parameter '${k.slice(0, 40)}'`);
     if (Array.isArray(v)) throw validationError(`query parameter '${k}' is given more than once`);
     plainNumber(schema, k, v);
@@ -117,7 +117,7 @@ export const EMAIL = { type: 'string', format: 'email', maxLength: 254 } as cons
 export const isEmail = (value: string): boolean => ajv.validate(EMAIL, value) as boolean;
 
 /**
- * A customer's name, in any script: no control characters (PostgreSQL refuses NUL: it was a 500),
+ * A customer's name, in any script: no control characters (PostgreSQL refuses NUL),
  * no blank edges. The free-key form's customer_name and make key's NAME.
  */
 export const CUSTOMER_NAME = {

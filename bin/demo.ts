@@ -21,8 +21,8 @@ const replay = values.replay ? path.resolve(values.replay) : undefined;
 const historyStart = Date.now() - hours * HOUR_MS;
 const env = { ...process.env, MARKET: 'simulated', AFRATES_VAR_DIR: process.env.AFRATES_VAR_DIR || 'var/demo' };
 const { simVolume } = loadConfig(env);
-// the generated tapes keep what collection still needs (the history, then the last hours): kept
-// whole, a demo left running grew by ~35 MB a day at light volume, by millions of trades at real
+// the generated tapes keep what collection still needs (the history's length plus two hours), so a
+// demo left running does not grow with its market (docs/operations.md, "Memory and the allocator")
 const sim = await startSimMarket({ seed: 1, replay, historyStart, volume: simVolume, retainMs: (hours + 2) * HOUR_MS });
 const config = loadConfig({ ...env, SIM_URL: sim.url });
 const log = createLogger(config.logLevel, { market: 'simulated' });
@@ -30,9 +30,10 @@ log.warn({ sim: sim.url, replay: replay ?? null, varDir: config.varDir }, 'DEMO:
 
 /**
  * The FX sources' hourly reports over the history (the real endpoints have no history to fetch),
- * after `newest`, the newest observation an earlier run stored. Reports are timed from this run's
- * start: at other minutes of hours already recorded they changed the rate in force for those hours,
- * and every synthetic price and status of them (candles then disagreed with their certificates).
+ * for the hours after `newest`, the newest observation an earlier run stored, only. Reports are
+ * timed from this run's start: at other minutes of hours already recorded they would change those
+ * hours' rate in force, and with it their synthetic prices and statuses (candles would disagree
+ * with their certificates).
  */
 function fxHistory(market: SimMarket, newest: Date | null): FxRow[] {
   const from = Math.max(historyStart - 2 * HOUR_MS, newest ? newest.getTime() + HOUR_MS : -Infinity);

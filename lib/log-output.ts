@@ -3,10 +3,10 @@
 //
 // Why not pino's own asynchronous destination: it hands each batch to the thread pool, and a batch
 // still there when the process exits is either lost or written after the lines that followed it
-// (its exit flush cannot wait for the thread; seen in CI, a process ending with process.exit under
-// load). Here every write is a non-blocking system call on the main thread: it takes what the pipe
-// has room for, the rest waits in memory and is tried again shortly. At exit what waits is written
-// synchronously, in order.
+// (its exit flush cannot wait for the thread, as when a process under load ends with
+// process.exit). Here every write is a non-blocking system call on the main thread: it takes what
+// the pipe has room for, the rest waits in memory and is tried again shortly. At exit what waits is
+// written synchronously, in order.
 import fs from 'node:fs';
 
 /** Lines that may wait for a reader that stalls; past it they are counted and dropped. */

@@ -2,8 +2,8 @@
 // the first line of defence is not putting them into log objects at all.
 //
 // Lines go to stdout through lib/log-output.ts: batched, never blocking the service on a reader
-// that stalls (pino's default, a synchronous write per line, cost every request a system call and
-// stalled them all behind a full pipe), bounded, and written out in full when the process exits.
+// that stalls (pino's default, a synchronous write per line, costs every request a system call and
+// stalls them all behind a full pipe), bounded, and written out in full when the process exits.
 import { pino, type Logger } from 'pino';
 import { LineOutput } from './log-output.js';
 
@@ -14,7 +14,7 @@ export const MAX_PENDING_BYTES = 16 * 1024 * 1024;
 
 /**
  * pino's ISO timestamp, written once per millisecond: an answer from memory takes a fraction of
- * one, and formatting the date for every line was a fifth of the access log's cost.
+ * one, and formatting the date for every line would be a fifth of the access log's cost.
  */
 let stampedAt = 0;
 let stamp = '';
@@ -39,7 +39,7 @@ const options = (level: string, base: Record<string, unknown>) => ({
 
 /**
  * One output per destination for the whole process, whatever number of loggers write to it: each
- * with its own, lines of two loggers could come out of order behind a slow reader (tested).
+ * with its own, lines of two loggers could come out of order behind a slow reader.
  */
 const outputs = new Map<1 | 2 | string, LineOutput>();
 

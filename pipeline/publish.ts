@@ -136,9 +136,9 @@ export class Publisher {
     };
     // What may settle is read before the refresh: a venue records how far it has collected only
     // once those trades are stored, so every trade that lets a bucket settle is in the refreshed
-    // candles (docs/decisions.md, "Settlement"). Not before every venue has had its first
-    // collection in this process: after downtime every venue's collected_through is old, and the
-    // lag rule would settle the outage's buckets from what was stored before the stop.
+    // candles (docs/decisions.md, "Certificates are issued at settlement"). Not before every venue
+    // has had its first collection in this process: after downtime every venue's collected_through
+    // is old, and the lag rule would settle the outage's buckets from what was stored before the stop.
     const settledBefore = this.settled;
     const settlement = this.o.venuesRanOnce() ? await step('settle', () => settlementAt(sql, now, this.o.settleAfterSeconds)) : undefined;
     if (settlement) this.settled = settlement.settledThrough; // trades stored from here on below it are late

@@ -30,9 +30,9 @@ export interface Settlement {
 }
 
 /**
- * What can be settled at `now`, never past the database's clock. A pipeline host whose clock ran
- * fast settled, and certified for good, buckets whose trades were still to come (settlement only
- * moves forward). Read before the refresh whose candles certify it (pipeline/runner.ts says why).
+ * What can be settled at `now`, never past the database's clock: a pipeline host whose clock runs
+ * fast would settle, and certify for good, buckets whose trades are still to come (settlement only
+ * moves forward). Read before the refresh whose candles certify it (pipeline/publish.ts says why).
  */
 export async function settlementAt(sql: Sql, now: Date, lagSeconds: number): Promise<Settlement> {
   const rows = await sql<{ pair: string; settled_through: Date | null; candidate: Date }[]>`

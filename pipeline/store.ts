@@ -40,8 +40,9 @@ function tradeParams(t: TradeRow): unknown[] {
 
 export interface InsertOptions {
   /**
-   * COPY the rows in (a server: about 4x faster than INSERT ... ON CONFLICT, which probes the
-   * unique index row by row), falling back to the INSERT when some of them are stored already.
+   * COPY the rows in (a server: far cheaper than INSERT ... ON CONFLICT, which probes the unique
+   * index row by row; docs/decisions.md, "Writing trades"), falling back to the INSERT when some of
+   * them are stored already.
    * The embedded database cannot take COPY over its socket.
    */
   readonly copy?: boolean;

@@ -281,7 +281,7 @@ export class KeyStore {
     if (this.lastUsed.size === 0) return;
     const uses = [...this.lastUsed].map(([id, at]) => ({ id, t: new Date(at).toISOString() }));
     this.lastUsed.clear();
-    // as JSON, not arrays: see lib/db/connect.ts (a connection that could not read the array types)
+    // as JSON, not arrays: see lib/db/pool.ts (a connection that could not read the array types)
     await this.sql`
       UPDATE api_keys k SET last_used_at = greatest(k.last_used_at, u.t)
       FROM jsonb_to_recordset(${this.sql.json(uses)}) AS u(id bigint, t timestamptz) WHERE k.id = u.id`.catch(() => undefined); // a dashboard figure: a lost write is not worth an error

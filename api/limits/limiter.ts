@@ -160,9 +160,8 @@ export class RateLimiter {
    * Counts one request of a customer's month, in memory and in Redis. Redis counts it only where it
    * holds the month (restoreOnce puts it there): where it does not (lost in an outage, a restart
    * without persistence), the requests accepted so far are written back from api_usage and this
-   * request counted on top, in one step, once. A request first counted into a Redis that had lost
-   * the month, then written back over, was counted again: a burst of 20 with 20 left had 3 refused
-   * and was counted twice for the month.
+   * request counted on top, in one step, once: a request counted into the emptied month and then
+   * written back over would count twice (docs/decisions.md, "Limits are exact under concurrency").
    */
   private countMonth(key: string, expiresAt: number, recover: () => Promise<number>): number | Promise<number> {
     const mine = this.local.incr(key, expiresAt);
@@ -290,7 +289,7 @@ export class RateLimiter {
       restore = (async () => {
         try {
           // raised, not seeded: after a restore that failed, this process has counted from 0, and
-          // a seed (set only if absent) then left the stored month out for good
+          // a seed (set only if absent) would leave the stored month out for good
           const accepted = (await this.storedUsage(customer, month)) + (this.unflushed.get(entry) ?? 0);
           this.local.raise(key, accepted, expiresAt);
           // 0 included: Redis counts a month only where it holds it (countMonth)

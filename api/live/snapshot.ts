@@ -181,8 +181,8 @@ export class LiveSnapshot {
             price: Number(publishedRate(x.parseDecimal(syn.price))),
             exact: x.parseDecimal(syn.price),
             // as old as its crypto leg: FX is collected hourly (FX_CYCLE_SECONDS) and judged by its
-            // own rule (fx_fresh_hours, else fx_stale); counted in the age, it made every
-            // synthetic-only pair stale, and gone from live, at the end of each FX hour
+            // own rule (fx_fresh_hours, else fx_stale); counted in the age, it would take every
+            // synthetic-only pair out of live at the end of each FX hour
             time: syn.usd_price_at!,
             fxStale: (syn.fx_fresh_sources ?? 0) === 0,
           }
@@ -249,8 +249,8 @@ export class LiveSnapshot {
         const id = row?.id ?? null;
         if (id !== this.lastCycle) {
           await this.refresh();
-          // seen once rebuilt: marked before, one failed rebuild kept the old rates until the
-          // pipeline's next cycle, for good if it had stopped
+          // marked seen only once rebuilt, so a failed rebuild is tried again at the next tick
+          // rather than waiting for the pipeline's next cycle (which may never come)
           this.lastCycle = id;
         }
       } catch (err) {

@@ -1,9 +1,9 @@
-// gzip for JSON bodies over 2 KB, when the client accepts it, at levels chosen for latency. Bodies
-// up to 64 KB are compressed right here at level 1 (about 8 us for a markets answer: cheaper than a
-// hop to zlib's thread pool and back, and half of level 4's time for a few more bytes); larger ones
-// in the thread pool at level 4 (within a few percent of level 9's size on this JSON at a fraction
-// of the time), so a 3 MB page never stalls the event loop. Accept-Encoding is read as RFC 9110 says: `gzip;q=0` or
-// `*;q=0` refuse it, and an unknown or malformed header just means identity.
+// gzip for JSON bodies over 2 KB, when the client accepts it, at levels chosen for latency
+// (docs/decisions.md, "Compression"). Bodies up to 64 KB are compressed right here at level 1
+// (cheaper than a hop to zlib's thread pool and back); larger ones in the thread pool at level 4
+// (close to level 9's size at a fraction of its time), so a large page never stalls the event loop.
+// Accept-Encoding is read as RFC 9110 says: `gzip;q=0` or `*;q=0` refuse it, and an unknown or
+// malformed header just means identity.
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import type Koa from 'koa';

@@ -6,8 +6,8 @@
 // customer sees. A stream (text/event-stream) is not cut: its handler returns once it has started.
 //
 // One timer for all requests, sweeping every SWEEP_MS, rather than a timer each: a deadline is
-// seconds long and may be kept up to SWEEP_MS late, while a timer per request was a few percent of
-// an answer from memory.
+// seconds long and may be kept up to SWEEP_MS late, while a timer per request would cost a few
+// percent of an answer from memory.
 import { ApiError, unavailable } from '../errors.js';
 
 const SWEEP_MS = 100;

@@ -1,8 +1,8 @@
 // What every answer gets, in the order it happens: an id, the simulated-data label, CORS headers,
 // the handler within its deadline, errors rendered in the contract's shape, JSON serialised once,
 // gzip, then the request's metrics and access log line. One middleware rather than one for each:
-// an answer from memory takes about 100 us of CPU, and every async middleware frame adds a
-// promise, a closure and a turn of the microtask queue to each request.
+// every async middleware frame adds a promise, a closure and a turn of the microtask queue to each
+// request, a real share of an answer from memory (docs/decisions.md, "The API's middleware").
 import type Koa from 'koa';
 import type { Logger } from '../../lib/log.js';
 import type { AppState } from '../context.js';

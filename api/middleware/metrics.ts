@@ -2,9 +2,9 @@
 // line per request (no key, no query values that could hold one). The figures are the service's,
 // not this process's: each process counts by minute in memory and adds its counts to
 // api_request_minutes every few seconds, at every health reading and at shutdown; health sums the
-// table and what is not in it yet. Kept in memory alone they restarted from 0 with every deploy or
-// crash, and each API process reported its own share. Beside them, each answer goes to the
-// service's Prometheus metrics when they are on (RequestObserver, below; bin/metrics.ts).
+// table and what is not in it yet, so they survive restarts and cover every API process. Beside
+// them, each answer goes to the service's Prometheus metrics when they are on (RequestObserver,
+// below; bin/metrics.ts).
 import type Koa from 'koa';
 import type { Sql } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
@@ -33,7 +33,7 @@ export class RequestMetrics {
   /** The table's sums over the last 24 hours at the last reading, and when that was. */
   private stored: { counts: Counts; at: number } | null = null;
   private flushTimer: NodeJS.Timeout | undefined;
-  /** Writes and readings, one at a time: a reading taken while a write committed counted it twice, or not at all. */
+  /** Writes and readings, one at a time: a reading taken while a write commits would count it twice, or not at all. */
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -94,7 +94,7 @@ export class RequestMetrics {
     const counts = [...batch.values()];
     const rows = [...batch].map(([minute, c]) => ({ minute: new Date(minute).toISOString(), requests: c.requests, errors: c.errors, latency_ms: c.latencyMs }));
     try {
-      // as JSON, not arrays: see lib/db/connect.ts (a connection that could not read the array types)
+      // as JSON, not arrays: see lib/db/pool.ts (a connection that could not read the array types)
       await this.sql`
         INSERT INTO api_request_minutes (minute, requests, errors, latency_ms)
         SELECT minute, requests, errors, latency_ms

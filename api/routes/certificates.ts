@@ -91,7 +91,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     if (to <= from) throw validationError("'end' must not be before 'start'");
     // A week holds 2,016 certificates a pair, over the largest limit: when more are left, the
     // Link header gives the next page (keyset on the bucket, strictly older), the body keeps the
-    // contract's shape. Before, the list stopped at `limit` without a word.
+    // contract's shape.
     let before = to;
     if (q.cursor !== undefined) {
       const at = parseTimestamp(q.cursor);

@@ -34,7 +34,7 @@ const FORMATS = {
   parquet: { type: PARQUET_TYPE, extension: 'parquet' },
 } as const;
 
-/** The API's gzip level: on a month's CSV 5 % larger than zlib's default (6) in under half its time. */
+/** The API's gzip level, for files too: near zlib's default size in less time (docs/decisions.md, "Bulk export"). */
 const FILE_GZIP_LEVEL = GZIP_LEVEL;
 /** The most candles a month holds: 31 days of 5-minute buckets. */
 const MONTH_ROWS_MAX = 31 * 288;

@@ -74,14 +74,14 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       after = parseTimestamp(q.cursor);
       if (!after) throw validationError("'cursor' must be the meta.next_cursor of a previous page");
       if (after < from || after >= to) throw validationError("'cursor' lies outside [start, end]");
-      // a cursor of another interval's page (5m's 01:10 sent with 1h) skipped the candle holding it
+      // a cursor of another interval's page (5m's 01:10 sent with 1h) would skip the candle holding it
       if (after.getTime() % BUCKET_MS[interval] !== 0) throw validationError(`'cursor' is not the start of a ${interval} candle: send the meta.next_cursor of a previous page of this query`);
     }
     if (rules.historyDays !== null) {
       const oldest = Math.floor(Date.now() / DAY_MS) * DAY_MS - rules.historyDays * DAY_MS;
       // A later page is judged by where it begins, its cursor, with a day's grace: `start` is sent
-      // unchanged on every page, so a run begun at the window's edge was refused halfway once
-      // 00:00 UTC passed (its start now a day outside the window, the rows it pages well inside).
+      // unchanged on every page, and a run begun at the window's edge must not be refused halfway
+      // once 00:00 UTC passes (its start then a day outside the window, the rows it pages inside).
       const reach = `The ${tierLabel(tier)} tier reaches back ${rules.historyDays} days`;
       if (after && after.getTime() < oldest - DAY_MS) {
         throw new ApiError(403, 'history_limit_exceeded', `${reach}: this page's 'cursor' lies before ${date(new Date(oldest - DAY_MS))}; start again from ${date(new Date(oldest))} or later.`);

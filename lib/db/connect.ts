@@ -1,6 +1,6 @@
 // Owns the choice of database: DATABASE_URL when set, otherwise the embedded TimescaleDB under
-// var/db. Nothing else in the code base knows which of the two it talks to; the only difference
-// that leaks out is `maxConnections` (the embedded one admits a single connection).
+// var/db. Nothing else in the code base needs to know which of the two it talks to; what differs
+// shows only in `kind` and the pool's size (the embedded one admits a single connection).
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { startEmbedded, type EmbeddedDatabase } from './embedded/index.js';

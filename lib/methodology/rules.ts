@@ -64,8 +64,8 @@ export function combineVenues<V extends VenueSums>(venues: readonly V[], wasOut:
  * until it is back below half the limit (no flapping). Needs outlier_min_venues for a majority, and
  * never excludes a majority: then it is the market that moved. One venue at a time, the furthest
  * first, each step among the venues still in (a far-off venue pulls the median of the others
- * toward itself, so tested all at once none looked deviant); the venues left must then agree within
- * the limit, else nobody is out (two camps: no majority says which is right).
+ * toward itself, so tested all at once every venue can look deviant); the venues left must then
+ * agree within the limit, else nobody is out (two camps: no majority says which is right).
  */
 export function outliers(prices: readonly Rational[], limit: Rational = dec(param('outlier_limit')), wasOut: (i: number) => boolean = () => false): number[] {
   const back = x.div(limit, x.rational(2n));

@@ -8,9 +8,10 @@
 //   Rate limits:  https://docs.valr.com/ "Rate Limiting" (also rendered at
 //                 https://api-docs.rooibos.dev/guides/rate-limiting): 1,200 calls per minute per IP
 //                 and, for GET /v1/public/*, 30 calls per minute; 429 with header x-valr-ratelimited.
-//   Caching:      the trades endpoint is cached 30 s by VALR's CDN (`cache-control: max-age=30`,
-//                 measured in issue 25; not in VALR's documents): the same URL gets the same answer
-//                 for 30 s, so a trade made meanwhile is not in it.
+//   Caching:      the trades endpoint is cached 30 s by VALR's CDN (`cache-control: max-age=30`;
+//                 not in VALR's documents: docs/decisions.md, "Venue facts", says where it comes
+//                 from): the same URL gets the same answer for 30 s, so a trade made meanwhile is
+//                 not in it.
 //
 // Public trades come newest first, at most 100 per call; startTime/endTime (ISO 8601) filter by
 // trade time, skip pages through the filtered result, beforeId walks backwards by trade id.

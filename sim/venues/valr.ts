@@ -1,7 +1,7 @@
 // VALR's public REST API as the simulator serves it under /valr, following VALR's API
 // documentation (https://docs.valr.com/, rendered with its examples at
 // https://api-docs.rooibos.dev/operations/getV1PublicCurrencyPairTrades), the pairs recorded in
-// ccxt's valr.ts (fetchMarkets) and what issue 25 measured of its CDN:
+// ccxt's valr.ts (fetchMarkets) and its CDN's caching as docs/decisions.md ("Venue facts") records it:
 //   GET /v1/public/pairs                      [{symbol, baseCurrency, quoteCurrency, shortName, active, ..., currencyPairType}]
 //   GET /v1/public/{currencyPair}/trades[?skip][&limit][&startTime][&endTime][&beforeId]
 //       [{price, quantity, currencyPair, tradedAt, takerSide, sequenceId, id, quoteVolume}]
@@ -10,8 +10,8 @@
 // Prices and quantities are decimal strings; `id` a UUID of version 7 (its first 48 bits the trade
 // time in ms); `sequenceId` an integer beyond 2^53 (about 1.37e18 in VALR's 2025 examples), written
 // as a bare JSON number. The pairs list futures too (currencyPairType FUTURE, such as USDTZARPERP).
-// The trades endpoint is cached 30 s by VALR's CDN (`cache-control: max-age=30`, measured in issue
-// 25; no VALR document states it): the same URL gets the same answer for 30 s (server.ts).
+// The trades endpoint is cached 30 s by VALR's CDN (`cache-control: max-age=30`; no VALR document
+// states it): the same URL gets the same answer for 30 s (server.ts).
 // Errors are {"code": -N, "message": "..."}; a rate-limited request also carries x-valr-ratelimited.
 import { amountDecimals, priceDecimals, venueSymbol } from '../catalog.js';
 import { backward, decimal, valrSequence, type SimTrade, type Tape } from '../types.js';

@@ -5,7 +5,7 @@
 -- rate in force at any hour from T on (the newest-within-30-days fallback reaches a month), so the
 -- writer of FX rates calls it with from = T for observations older than the current hour.
 -- Hours are UTC hours in any session (time_bucket; date_trunc would use the session's TimeZone).
--- Called by: pipeline/store.ts insertFxRates (history), pipeline/runner.ts (each publish).
+-- Called by: pipeline/store.ts insertFxRates (history), pipeline/publish.ts (each publish).
 DROP FUNCTION IF EXISTS fx_in_force_refresh(timestamptz, timestamptz);
 
 CREATE FUNCTION fx_in_force_refresh(p_from timestamptz, p_to timestamptz)

@@ -1,31 +1,22 @@
 -- Candles beside their synthetic cross-rate, in two shapes over one definition:
 --   candles_with_synthetic(interval, pair, from, to, limit): every column (premium, certificates);
 --   candle_page(interval, pair, from, to, limit): one page of GET /v1/rates/historical, wire-ready.
--- Both read a public pair's candles in [from, to), oldest first, at most `limit` (NULL: all).
+-- Both read a public pair's candles in [from, to), oldest first, at most `limit` (NULL: all), from
+-- the level's aggregate (candle_aggregate), the USDT leg's candles and fx_in_force; candle_page
+-- adds the venues' spread (venue_spread_5m, or candles_5m_by_exchange) and pair_settlement.
 -- synthetic_price = VWAP(BASE/USDT, same interval and bucket) x USD/QUOTE in force at the start of
--- the bucket's hour (fx_rate_at, read from its hourly materialisation fx_in_force; an hour not in it
--- yet is looked up directly). FX is an hourly series (collected hourly), so a 5-minute candle takes
--- the hour's rate. Hours are UTC hours, whatever the session's TimeZone: time_bucket, never
--- date_trunc (which truncates in the session's zone: a client at +05:30 got other FX hours).
--- USDT and USDC count as 1 USD, so for them it is the FX rate alone.
+-- the bucket's UTC hour (fx_in_force; an hour not in it yet is looked up with fx_rate_at). USDT and
+-- USDC count as 1 USD. Hours are cut with time_bucket (UTC), never date_trunc (the session's zone).
 -- premium = vwap - synthetic_price; premium_pct = premium / synthetic_price x 100.
---
--- The rule is written once, in synthetic_candles_sql(): the query both functions read as `r`. They
--- run it through PL/pgSQL's EXECUTE ... USING, planned afresh on every call for the values given:
--- never a generic plan (whose guessed row counts turned the FX join into 8 million comparisons,
--- 1.3 s), and planned as a query that names the aggregates, so TimescaleDB replaces their watermark
--- function with a constant (inlined into a caller's query it stayed a call per row: 80 ms for
--- 10,000 rows). A read of at most `limit` candles is bounded first (candles_until: one index read),
--- so every aggregate in the join is read over exactly the page's buckets and the whole is one flat
--- join (on a server, 10,000 rows in ~10 ms of execution where materialised WITH steps, each sorted
--- again, took ~50). Every join here is between lists of buckets of like size, so hash and merge
--- joins are always right: nested loops are switched off, because without table statistics (the
--- embedded database has no autovacuum to gather them) the planner guessed 7 rows and joined
--- 10,000 x 10,000 (35 s). That adds 10^10 to every plan's estimated cost, which on a server passes
--- jit_above_cost however small the page: JIT is off too (it spent 1.2 s compiling a 42-row page).
--- Numbers leave as numeric: a cast to float8 in the server goes through text twice and cost more
--- than the rest of the page.
 -- Read by: GET /v1/rates/historical (candle_page), premium_series, certificates.
+--
+-- Planning (why, with measurements: docs/decisions.md, "Candle page planning"): the query is
+-- written once, synthetic_candles_sql(), and run with EXECUTE ... USING, so it is planned for each
+-- call's values (never a generic plan) as a query naming the aggregates (TimescaleDB then folds
+-- their watermark into a constant). candles_until bounds the page's buckets first, so every
+-- aggregate is read over those buckets alone, in one flat join. Nested loops are off (every join is
+-- between bucket lists of like size, and the embedded database has no statistics to size them by),
+-- and so is JIT (nested loops off inflate every plan's cost). Numbers leave as numeric.
 DROP VIEW IF EXISTS candles_with_synthetic CASCADE;
 DROP FUNCTION IF EXISTS candles_with_synthetic(text, text, timestamptz, timestamptz, integer) CASCADE;
 DROP FUNCTION IF EXISTS candle_page(text, text, timestamptz, timestamptz, integer) CASCADE;

@@ -3,8 +3,8 @@
 -- (exchange = NULL). bid ~ the candle's low, ask ~ its high: an approximation from trades, not
 -- order-book depth. Settled (pair_settlement: every venue has collected past its end, or the lag
 -- has passed), not merely closed: just after an edge one venue may have reported and the others
--- not, and the answer for that timestamp changed minutes later (one trade: bid = ask, 0 bps). One
--- bucket for all, so the top level and its sources agree.
+-- not, and the answer for that timestamp would change minutes later. One bucket for all, so the
+-- top level and its sources agree.
 -- Read by: GET /v1/rates/spread.
 DROP FUNCTION IF EXISTS spread_inputs(text, timestamptz);
 

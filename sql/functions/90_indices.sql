@@ -33,8 +33,8 @@ $$;
 -- quote volume sum(price x amount) divided by USD/QUOTE at `at`.
 -- components: pair -> {price: the pair's newest 5-minute VWAP, weight: its share of the volume}.
 -- Unknown (NULL value, no components) when the 24 hours reach back before the first candle of
--- all: a service that has collected for two hours knows two hours' volume, not a day's (on a
--- fresh start the value 24 hours earlier was a few minutes' volume, and change_pct_24h +4,000 %).
+-- all: a service that has collected for two hours knows two hours' volume, not a day's, and its
+-- change against 24 hours earlier would be meaningless (docs/decisions.md, "ACLI is unknown").
 DROP FUNCTION IF EXISTS index_acli(timestamptz);
 CREATE FUNCTION index_acli(p_at timestamptz, OUT value numeric, OUT components jsonb)
 LANGUAGE sql STABLE AS $$

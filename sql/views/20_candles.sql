@@ -1,10 +1,11 @@
--- candles: the three candle levels behind one name, told apart by `interval` ('5m', '1h', '1d').
+-- candles: the three candle levels behind one name, told apart by `interval` ('5m', '1h', '1d'),
+-- from candles_5m, candles_1h and candles_1d; a filter on `interval` prunes the other branches.
 -- The API and the SQL below read this view or, where a level is read in bulk (the page queries),
 -- the aggregate candle_aggregate() names: a level is added here, in both, without touching a route.
--- A filter on `interval` prunes the other branches. vwap(pv, volume) = pv / volume: the one definition of VWAP in afrates (an SQL function
--- the planner inlines). candle_aggregate(interval) names the aggregate behind each level, for the
--- page queries (sql/functions/40_candles_with_synthetic.sql) that read one level directly: through this
--- view every row is projected twice (union inside union), a third of a 10,000-row page's time.
+-- vwap(pv, volume) = pv / volume: the one definition of VWAP in afrates (an SQL function the
+-- planner inlines). candle_aggregate(interval) names the aggregate behind each level, for the page
+-- queries (sql/functions/40_candles_with_synthetic.sql), which read one level directly: through
+-- this view every row is projected twice (docs/decisions.md, "Page queries read one level's aggregate").
 DROP VIEW IF EXISTS candles CASCADE;
 DROP FUNCTION IF EXISTS vwap(numeric, numeric) CASCADE;
 DROP FUNCTION IF EXISTS candle_aggregate(text) CASCADE;

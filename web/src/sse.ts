@@ -11,8 +11,8 @@ const MAX_WAIT_MS = 3_600_000;
 /**
  * Whether a refused stream is worth trying again. A bad request, key or tier cannot change by
  * waiting; nor can a spent month, nor a cap on open streams (the key's, or the address's, while
- * another tab keeps one open): every try counts as a request, and a retry every few seconds spent
- * the key's minute and month on refusals. A minute's limit (none of its requests left) and a
+ * another tab keeps one open): every try counts as a request, and a retry every few seconds would
+ * spend the key's minute and month on refusals. A minute's limit (none of its requests left) and a
  * server's trouble pass with time.
  */
 function worthRetrying(res: Response, err: ApiFailure): boolean {

@@ -3,7 +3,7 @@
 // TimescaleDB that is 15 MB, of which 14 MB are the scripts that update an installed TimescaleDB
 // from each of 44 older versions to the bundled one. The embedded database only ever installs the
 // bundled version (CREATE EXTENSION in lib/db/embedded/worker.mjs; nothing here runs ALTER
-// EXTENSION ... UPDATE), so those scripts were memory held for nothing (docs/embedded-database.md).
+// EXTENSION ... UPDATE), so those scripts would be memory held for nothing (docs/embedded-database.md).
 // Plain JavaScript: it runs in the database's worker thread, which has no tsx loader.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';

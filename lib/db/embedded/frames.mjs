@@ -4,7 +4,7 @@
 // Why we frame at all: PGlite's execProtocol* must be given whole messages. TCP hands us bytes in
 // arbitrary chunks (Node reads up to 64 KiB at a time), so a message can arrive in pieces and
 // several messages can arrive in one chunk. Fed a piece of a message, PGlite's backend reads past
-// the end of its input and the WASM instance aborts: that was the "64 KB limit".
+// the end of its input and the WASM instance aborts (docs/embedded-database.md, "The "64 KB limit"").
 //
 // Layout: until the startup is done, a message is a 4-byte big-endian length (counting itself)
 // and a 4-byte code (protocol version, or the SSL/GSS/cancel request codes), then the body.

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 
 /** Above this a protocol message (or a COPY's data) is refused: PGlite's WASM memory grows by about
- *  four times each message's size and never shrinks (measured: 64 MB -> +260 MB for good). */
+ *  four times each message's size and never shrinks (docs/embedded-database.md, "The "64 KB limit""). */
 export const MAX_MESSAGE_BYTES = 16 * 2 ** 20;
 
 /**
@@ -49,7 +49,7 @@ export interface EmbeddedDatabase {
   readonly url: string;
   /** Memory and counters of the worker, for benchmarks and tests. */
   stats(): Promise<EmbeddedStats>;
-  /** Tests: makes PGlite fail the way issue 7 measured (a WASM abort), to prove it is reported. */
+  /** Tests: makes PGlite fail with a WASM abort, as too many errors in one call do, to prove it is reported. */
   crash(): void;
   /** Tests: ends the worker thread abruptly. */
   terminate(): Promise<void>;

@@ -20,8 +20,8 @@ const { dataDir, maxMessageBytes, queueTimeoutMs, sharedBuffers } = workerData;
  * PGlite's WASM module with PostgreSQL's shared_buffers set to `size` (e.g. '32MB').
  * Its build fixes shared_buffers at 128MB: a literal among the startup options compiled into
  * pglite.wasm (it reads no configuration file and takes no -c options), and PostgreSQL touches
- * all of it at start, so 128 MB stayed resident in a process that also runs the pipeline and the
- * API. The literal is rewritten in a copy of the module, padded to its length with leading spaces
+ * all of it at start, so 128 MB would stay resident in a process that also runs the pipeline and
+ * the API. The literal is rewritten in a copy of the module, padded to its length with leading spaces
  * (PostgreSQL reads ' 32MB' as 32MB). A PGlite build without that literal fails the start, saying
  * so (lib/db/embedded/index.ts explains the setting); test/lib/db checks the database's own SHOW.
  */
@@ -80,8 +80,8 @@ parentPort.on('message', async (message) => {
     const heap = v8.getHeapStatistics();
     parentPort.postMessage({ type: 'stats', id: message.id, stats: { ...server.stats(), workerHeapUsedBytes: heap.used_heap_size } });
   } else if (message?.type === 'crash') {
-    // For tests: the PGlite failure issue 7 measured, for real. More than about ten errors inside
-    // one call abort the WASM instance; the wire server never sends that, so it is done directly.
+    // For tests: a real PGlite failure. More than about ten errors inside one call abort the WASM
+    // instance (docs/embedded-database.md); the wire server never sends that, so it is done directly.
     const failing = Buffer.concat(Array.from({ length: 20 }, () => query('SELECT 1/0')));
     db.execProtocolRaw(new Uint8Array(failing)).then(
       () => fatal(new Error('a simulated crash did not crash PGlite')),
