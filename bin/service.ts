@@ -65,12 +65,12 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
     // the API's read replicas (DATABASE_READ_URL); a pipeline-only process reads the primary alone
     const read = await openReadRouter(db.sql, config.role === 'pipeline' ? { ...config, databaseReadUrls: [] } : config, log);
     closers.push(['read replicas', () => read.close()]);
-    // the live snapshot: what the API serves, and what the pipeline's webhook alerts watch; read
-    // from the primary, and the fence replicas must have replayed before they serve a read
-    const snapshot = new LiveSnapshot(db.sql, log, { fence: read.hasReplicas ? read : undefined });
-    closers.push(['snapshot', () => snapshot.stop()]);
-    await snapshot.refresh();
-    if (config.role !== 'pipeline') {
+    // the live snapshot the API serves: read from the primary, and the fence replicas must have
+    // replayed before they serve a read. A pipeline-only process keeps none.
+    const snapshot = config.role === 'pipeline' ? null : new LiveSnapshot(db.sql, log, { fence: read.hasReplicas ? read : undefined });
+    if (snapshot) {
+      closers.push(['snapshot', () => snapshot.stop()]);
+      await snapshot.refresh();
       const deps = await buildDeps(config, log, db.sql, { snapshot, read, signer, observer: metrics?.requestObserver });
       closers.push(['redis', () => deps.redis?.disconnect()]);
       metrics?.watchApi({ streams: () => deps.streams.size, redis: deps.redis });
@@ -116,8 +116,8 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
         sql: db.sql,
         venues,
         onCycle: async () => {
-          await snapshot.refresh();
-          await onPublished({ sql: db.sql, log, observe: () => observePairs(db.sql, snapshot), wake: () => webhooks.wake() });
+          await snapshot?.refresh();
+          await onPublished({ sql: db.sql, log, observe: async ({ rates }) => observePairs(db.sql, rates ? (snapshot ?? (await ratesNow())) : null), wake: () => webhooks.wake() });
         },
         certifier: {
           issue: async (ranges) => {
@@ -146,9 +146,15 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
         metrics: metrics?.pipelineObserver,
       });
       const p = pipeline;
+      // live rates for webhook alerts in a pipeline-only process, read only when an endpoint watches them
+      async function ratesNow(): Promise<LiveSnapshot> {
+        const rates = new LiveSnapshot(db.sql, log);
+        await rates.refresh();
+        return rates;
+      }
       closers.push(['pipeline', () => p.stop()]);
     } else {
-      snapshot.follow(); // another process runs the pipeline: notice its cycles
+      snapshot!.follow(); // another process runs the pipeline: notice its cycles
     }
     if (metrics) {
       const handle = (metricsHandle = await startMetricsServer(metrics, { host: config.metricsHost, port: config.metricsPort!, token: config.metricsToken }, log));

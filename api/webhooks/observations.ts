@@ -1,6 +1,7 @@
 // What the webhook alert detectors (pipeline/webhooks/detect.ts) read after a cycle: each public
 // pair's live rate, synthetic price, divergence and age as the live snapshot has them (the same
-// rules as GET /v1/rates/live), and its failing venues as GET /v1/status has them.
+// rules as GET /v1/rates/live), and its failing venues as GET /v1/status has them. Without a
+// snapshot (no endpoint watches a pair's rate) only the failing venues are observed.
 // bin/service.ts calls this after each cycle and hands the result to detectAlerts.
 import type { Sql } from '../../lib/db/connect.js';
 import type { PairObservation } from '../../lib/webhooks/observation.js';
@@ -9,12 +10,12 @@ import type { LiveSnapshot } from '../live/snapshot.js';
 import { sourcesByPair } from '../queries/sources.js';
 import { percent } from '../../lib/methodology/rules.js';
 
-export async function observePairs(sql: Sql, snapshot: LiveSnapshot, now = new Date()): Promise<PairObservation[]> {
+export async function observePairs(sql: Sql, snapshot: LiveSnapshot | null, now = new Date()): Promise<PairObservation[]> {
   const pairs = await sql<{ pair: string }[]>`SELECT pair FROM pairs WHERE visibility = 'public' ORDER BY pair`;
   const sources = await sourcesByPair(sql, now.getTime());
   const out: PairObservation[] = [];
   for (const { pair } of pairs) {
-    const entry = snapshot.get(pair);
+    const entry = snapshot?.get(pair);
     const a = entry ? assess(entry, now) : null;
     out.push({
       pair,

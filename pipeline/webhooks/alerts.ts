@@ -45,9 +45,9 @@ export async function alertRules(sql: Sql): Promise<EndpointRule[]> {
  * Runs the detectors over one cycle's observations and writes their events and the alerts in
  * force, in one transaction. Returns how many events it wrote.
  */
-export async function detectAlerts(sql: Sql, observations: readonly PairObservation[]): Promise<number> {
+export async function detectAlerts(sql: Sql, observations: readonly PairObservation[], rules?: readonly EndpointRule[]): Promise<number> {
   if (observations.length === 0) return 0;
-  const rules = await alertRules(sql);
+  rules ??= await alertRules(sql);
   const before = new Map<string, Alert>(
     (await sql<AlertRow[]>`SELECT endpoint_id, kind, subject, since, calm FROM webhook_alerts`).map((r) => [alertKey(Number(r.endpoint_id), r.kind, r.subject), { since: r.since, calm: r.calm }]),
   );
@@ -86,8 +86,11 @@ export async function detectAlerts(sql: Sql, observations: readonly PairObservat
 export interface PublishedHook {
   readonly sql: Sql;
   readonly log: Logger;
-  /** This cycle's observations (bin/service.ts: api/webhooks/observations.ts over the live snapshot). */
-  readonly observe: () => Promise<readonly PairObservation[]>;
+  /**
+   * This cycle's observations (bin/service.ts: api/webhooks/observations.ts). `rates`: some endpoint
+   * watches a pair's divergence or age, so live rates are needed; without it, venues failing are enough.
+   */
+  readonly observe: (needs: { readonly rates: boolean }) => Promise<readonly PairObservation[]>;
   /** Told when events were written, so they go out at once rather than at its next poll. */
   readonly wake?: () => void;
 }
@@ -98,7 +101,8 @@ export interface PublishedHook {
  */
 export async function onPublished(o: PublishedHook): Promise<void> {
   try {
-    const events = await detectAlerts(o.sql, await o.observe());
+    const rules = await alertRules(o.sql);
+    const events = await detectAlerts(o.sql, await o.observe({ rates: rules.length > 0 }), rules);
     if (events > 0) {
       o.log.info({ events }, 'webhook alerts written');
       o.wake?.();

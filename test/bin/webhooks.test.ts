@@ -1,18 +1,22 @@
 // Webhooks as the service wires them (bin/service.ts): the process that runs the pipeline runs the
 // delivery worker, so a test event registered over the API arrives on its own; and after a cycle the
 // alerts of what the cycle saw (a venue failing for a pair, then recovering) reach the receiver,
-// signed, without anyone calling the worker.
+// signed, without anyone calling the worker. A pipeline-only process reads live rates for the
+// alerts that need them.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.js';
+import { refreshAggregates } from '../../lib/db/refresh.js';
+import { createSecretBox } from '../../lib/webhooks/secrets.js';
 import { SIGNATURE_HEADER, verifySignature } from '../../lib/webhooks/signature.js';
+import { insertTrades } from '../../pipeline/store.js';
 import { startSimMarket, type SimMarket } from '../../sim/index.js';
 import { startService, type Service } from '../../bin/service.js';
 import { request } from '../support/api.js';
 import { testLog } from '../support/db.js';
-import { startReceiver, type Receiver } from '../support/webhooks.js';
+import { addCustomer, addEndpoint, startReceiver, type Receiver } from '../support/webhooks.js';
 
 const varDir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-webhooks-'));
 let sim: SimMarket;
@@ -70,5 +74,35 @@ describe('the service', () => {
     await receiver.waitFor(3);
     expect(JSON.parse(receiver.received[2]!.body)).toMatchObject({ type: 'source.failing', pair: 'BTCNGN', data: { state: 'ended', exchange: 'luno' } });
     expect(receiver.received.filter((r) => r.type === 'source.failing')).toHaveLength(2); // once each, not once per cycle
+  });
+});
+
+describe('a pipeline-only process (ROLE=pipeline)', () => {
+  it("reads live rates for an endpoint watching a pair's age, and alerts it", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-webhooks-pipeline-'));
+    const keyHex = 'ab'.repeat(32);
+    const watcher = await startReceiver();
+    const config = loadConfig({ AFRATES_VAR_DIR: dir, ROLE: 'pipeline', MARKET: 'simulated', SIM_URL: sim.url, LOG_LEVEL: 'silent', WEBHOOKS_ALLOW_PRIVATE: '1', WEBHOOK_SECRET_KEY: keyHex });
+    const pipelineOnly = await startService(config, testLog, { collect: false });
+    try {
+      expect(pipelineOnly.api).toBeNull();
+      const sql = pipelineOnly.db.sql;
+      // BTCNGN's newest trade is ten minutes old; the endpoint calls a pair stale after a minute
+      await insertTrades(sql, [{ time: new Date(Date.now() - 10 * 60_000), exchange: 'luno', pair: 'BTCNGN', tradeId: 'old-1', price: '150000000', amount: '0.01', side: 'buy' }]);
+      await refreshAggregates(sql);
+      const box = createSecretBox({ keyHex, keyDir: path.join(dir, 'keys') });
+      const customer = await addCustomer(sql, 'builder');
+      const endpoint = await addEndpoint(sql, box, customer, { url: watcher.url, events: ['pair.stale'], pairs: ['BTCNGN'], staleSeconds: 60 });
+      await pipelineOnly.pipeline!.runFxCycle();
+      await watcher.waitFor(1);
+      const stale = JSON.parse(watcher.received[0]!.body);
+      expect(stale).toMatchObject({ type: 'pair.stale', pair: 'BTCNGN', data: { state: 'started', threshold_seconds: 60 } });
+      expect(stale.data.age_seconds).toBeGreaterThan(590);
+      expect(verifySignature(endpoint.secret, watcher.received[0]!.headers[SIGNATURE_HEADER.toLowerCase()] as string, watcher.received[0]!.body)).toBe(true);
+    } finally {
+      await pipelineOnly.stop();
+      await watcher.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../lib/db/connect.js';
 import type { PairObservation } from '../../../lib/webhooks/observation.js';
 import { createSecretBox } from '../../../lib/webhooks/secrets.js';
-import { detectAlerts } from '../../../pipeline/webhooks/alerts.js';
+import { detectAlerts, onPublished } from '../../../pipeline/webhooks/alerts.js';
 import { CALM_TO_END, evaluate, type Alert, type EndpointRule } from '../../../pipeline/webhooks/detect.js';
-import { openTestDatabase } from '../../support/db.js';
+import { openTestDatabase, testLog } from '../../support/db.js';
 import { addCustomer, addEndpoint } from '../../support/webhooks.js';
 
 const MIN = 60_000;
@@ -115,5 +115,27 @@ describe('detectAlerts on the database', () => {
     ]);
     expect(await detectAlerts(db.sql, [obs(2, { divergencePct: 0 })])).toBe(0);
     expect(await detectAlerts(db.sql, [obs(3, { divergencePct: 0 })])).toBe(2); // both ended
+  });
+
+  it('asks for live rates only while an enabled endpoint watches a pair (a pipeline-only process builds none otherwise)', async () => {
+    const other = await openTestDatabase();
+    try {
+      const box = createSecretBox({ keyHex: 'cd'.repeat(32), keyDir: '/nonexistent' });
+      const asked: boolean[] = [];
+      const cycle = () => onPublished({ sql: other.sql, log: testLog, observe: async ({ rates }) => (asked.push(rates), [obs(0, { sourcesFailing: ['luno'], ...(rates ? {} : { rate: null, synthetic: null, divergencePct: null, ageSeconds: null }) })]) });
+      const builder = await addCustomer(other.sql, 'builder');
+      await addEndpoint(other.sql, box, builder, { url: 'https://hooks.example.com/f', events: ['source.failing'] });
+      await cycle();
+      const watcher = await addEndpoint(other.sql, box, builder, { url: 'https://hooks.example.com/s', events: ['pair.stale'] });
+      await cycle();
+      await other.sql`UPDATE webhook_endpoints SET enabled = false WHERE id = ${watcher.id}`;
+      await cycle();
+      expect(asked).toEqual([false, true, false]);
+      // a venue failing is still seen without live rates
+      const [failing] = await other.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM webhook_events WHERE type = 'source.failing'`;
+      expect(failing!.n).toBe(1);
+    } finally {
+      await other.close();
+    }
   });
 });
