@@ -29,12 +29,13 @@ interface Service {
 const compose = parse(text, { merge: true }) as { name: string; services: Record<string, Service>; volumes: Record<string, null> };
 const services = compose.services;
 
-/** What .env sets (README), for ${VAR} and ${VAR:?message} in the file. */
+/** What .env sets (docs/operations.md), for ${VAR} and ${VAR:?message} in the file. */
 const dotEnv: Record<string, string> = {
   POSTGRES_PASSWORD: 'pw',
   CERT_HMAC_SECRET: 'hmac',
   CERT_ED25519_PRIVATE_KEY: 'pem',
   PUBLIC_URL: 'https://api.afrates.example',
+  WEBHOOK_SECRET_KEY: 'cd'.repeat(32),
 };
 const interpolate = (value: string | number) =>
   String(value).replace(/\$\{([A-Z0-9_]+)(?::\?[^}]*)?\}/g, (_, name: string) => {
@@ -109,6 +110,14 @@ describe('docker-compose.yml', () => {
   it('runs the same stack as before without a profile: TimescaleDB, Redis, the pipeline and one API', () => {
     expect(inProfile(null)).toEqual(['timescaledb', 'redis', 'pipeline', 'api']);
     expect(envOf('api')).not.toHaveProperty('DATABASE_READ_URL');
+  });
+
+  it('gives every afrates process the same signing and sealing keys (the worker opens what the API sealed)', () => {
+    const ours = Object.keys(services).filter((s) => envOf(s).ROLE);
+    expect(ours.length).toBeGreaterThanOrEqual(2);
+    for (const name of ['CERT_HMAC_SECRET', 'CERT_ED25519_PRIVATE_KEY', 'WEBHOOK_SECRET_KEY']) {
+      for (const s of ours) expect(envOf(s)[name], `${s} ${name}`).toBe(dotEnv[name]);
+    }
   });
 
   describe('profile scale', () => {
