@@ -75,6 +75,8 @@ if (pipeline) {
   await backfill(pipeline, db.sql, log, { from: new Date(historyStart), to: new Date() }).catch((err) =>
     log.warn({ err: (err as Error).message }, 'demo backfill stopped'),
   );
+  // ready means served: the live rates are built from the history before the first live cycle ends
+  if (!stopping) await service.api?.deps.snapshot.refresh();
   if (!stopping) pipeline.start();
 }
 if (!stopping) log.info({ api: service.api?.url }, 'demo ready: try GET /v1/health, then make key TIER=builder NAME=demo EMAIL=demo@example.test DEMO=1');

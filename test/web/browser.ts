@@ -39,7 +39,9 @@ export async function launch(): Promise<Browser> {
   context.on('request', (r) => requests.push(r.url()));
   const watch = (page: Page) => {
     page.on('console', (m) => {
-      if (m.type() === 'error') errors.push(`${page.url()}: ${m.text()}`);
+      // a refused resource names itself in the message's location, not in its text
+      const source = m.location().url;
+      if (m.type() === 'error') errors.push(`${page.url()}: ${m.text()}${source && source !== page.url() ? ` (${source})` : ''}`);
     });
     page.on('pageerror', (e) => errors.push(`${page.url()}: ${e.message}`));
     page.on('dialog', (d) => void d.accept());

@@ -200,12 +200,15 @@ describe('the dashboard', () => {
     await page.waitForSelector('#account:not([hidden])');
     expect(await page.isHidden('#issued')).toBe(true);
     expect(await page.content()).not.toContain(replacement);
+    await page.waitForSelector('#live [data-live-rate]'); // the free key's own stream
   });
 
   it('works at phone width, and a free key sees the candles without the paid fields', async () => {
     await page.close();
+    // a key of its own: a sign-in spends five of a free key's ten requests a minute, and freeKey
+    // signed in moments ago
     page = await open('/dashboard', PHONE);
-    await page.evaluate((k) => sessionStorage.setItem('afrates.apiKey', k), freeKey);
+    await page.evaluate((k) => sessionStorage.setItem('afrates.apiKey', k), await t.key('free'));
     await page.reload();
     await page.waitForSelector('#account:not([hidden])');
     expect(await page.textContent('#plan')).toMatch(/Free/);
