@@ -13,7 +13,8 @@ import { insertTrades, type TradeRow } from '../../pipeline/store.js';
 import { candlePage } from '../../api/queries/candles.js';
 import { seedMarket, startTestApi, type TestApi } from '../support/api.js';
 import { openTestDatabase } from '../support/db.js';
-import { canStopReplica, delayReplay, onReplica, onServers, pauseReplay, resumeReplay, startReplica, stopReplica, undelayReplay, until, untilReplayed } from '../support/replica.js';
+import { canStopReplica, delayReplay, onReplica, onServers, pauseReplay, resumeReplay, startReplica, stopReplica, undelayReplay, untilReplayed } from '../support/replica.js';
+import { until } from '../support/wait.js';
 
 const PAIR = 'BTCNGN';
 const FIVE_MINUTES = 300_000;

@@ -6,6 +6,7 @@
 import { exec } from 'node:child_process';
 import { promisify } from 'node:util';
 import postgres from 'postgres';
+import { until } from './wait.js';
 
 export const replicaServerUrl = process.env.TEST_DATABASE_READ_URL;
 export const onServers = Boolean(process.env.TEST_DATABASE_URL && replicaServerUrl);
@@ -16,16 +17,6 @@ export function onReplica(url: string): string {
   const replica = new URL(replicaServerUrl!);
   replica.pathname = new URL(url).pathname;
   return replica.toString();
-}
-
-/** Polls `check` every 50 ms until it holds; fails with `what` after timeoutMs. */
-export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 async function onReplicaServer<T>(work: (sql: postgres.Sql) => Promise<T>): Promise<T> {

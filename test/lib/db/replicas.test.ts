@@ -9,7 +9,7 @@ import { ConfigError, loadConfig } from '../../../lib/config.js';
 import type { Database } from '../../../lib/db/connect.js';
 import { openReadRouter, ReadRouter, walPosition } from '../../../lib/db/replicas.js';
 import { openTestDatabase } from '../../support/db.js';
-import { until } from '../../support/replica.js';
+import { until } from '../../support/wait.js';
 
 describe('WAL positions', () => {
   it('compare as the server orders them: the high 32 bits first, then the low', () => {
