@@ -27,8 +27,6 @@ function expectError(res: HttpResult, status: number, code: string) {
 }
 
 const today = () => new Date().toISOString().slice(0, 10);
-/** Health's reading of the database is at most a second old. */
-const settleHealth = () => new Promise((r) => setTimeout(r, 1_100));
 const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
 
 beforeAll(async () => {
@@ -365,7 +363,7 @@ describe('pairs, status, health', () => {
     await t.db.sql`
       INSERT INTO ingest_cycles (kind, market, started_at, finished_at, rows_by_source, errors)
       VALUES ('trades', 'real', now(), now(), '{"luno": 3, "quidax": 0}', '[{"source": "quidax", "error": "timeout"}]')`;
-    await settleHealth();
+    await t.healthReadingExpired();
     expect((await t.get('/v1/health')).body.services.data_collector).toBe('ok'); // luno still delivers
     await t.db.sql`
       INSERT INTO ingest_cycles (kind, market, started_at, finished_at, rows_by_source, errors)
@@ -373,7 +371,7 @@ describe('pairs, status, health', () => {
     await t.db.sql`DELETE FROM ingest_cycles WHERE rows_by_source = '{"luno": 3, "quidax": 0}'`;
     // health reads the database at most once a second, however many ask: not yet ...
     expect((await t.get('/v1/health')).body.services.data_collector).toBe('ok');
-    await settleHealth(); // ... but after that second
+    await t.healthReadingExpired(); // ... but after that second
     const res = await t.get('/v1/health');
     expect(res.body).toMatchObject({ status: 'degraded', services: { data_collector: 'error' } });
     await t.db.sql`INSERT INTO ingest_cycles (kind, market, started_at, finished_at, rows_by_source) VALUES ('trades', 'real', now(), now(), '{"luno": 1}')`;
@@ -454,7 +452,7 @@ describe('simulated data', () => {
     await t.db.sql`INSERT INTO ingest_cycles (kind, market, started_at, finished_at) VALUES ('trades', 'simulated', now(), now())`;
     await t.api.deps.snapshot.refresh();
     expect((await t.get('/v1/pairs', free)).headers.get('x-afrates-data')).toBe('simulated');
-    await settleHealth();
+    await t.healthReadingExpired();
     const health = await t.get('/v1/health');
     expect(health.body).toMatchObject({ mode: 'simulated', version: expect.stringContaining('simulated') });
   });

@@ -39,6 +39,13 @@ export interface TestApi {
   /** A new key of that tier, with its own rate-limit budget. */
   key(tier: Tier): Promise<string>;
   get(path: string, key?: string | null, headers?: Record<string, string>): Promise<HttpResult>;
+  /**
+   * Resolves once health's last reading (of the database and Redis) has expired, so its next
+   * answer reads them anew. Health takes a reading at most once a second by the clock
+   * (api/routes/health.ts): this waits out what is left of that second since the last health
+   * answer `get` received.
+   */
+  healthReadingExpired(): Promise<void>;
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<HttpResult>;
   close(): Promise<void>;
 }
@@ -49,6 +56,9 @@ export interface HttpResult {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly body: any;
 }
+
+/** How long health keeps a reading (api/routes/health.ts). */
+const HEALTH_READING_MS = 1_000;
 
 export const LISTINGS = {
   BTCNGN: ['luno', 'quidax'],
@@ -169,6 +179,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
   }
   const api = await startApi(deps, '127.0.0.1', 0);
   const keys = {} as Record<Tier, string>;
+  let healthAnsweredAt = 0;
   for (const tier of ['free', 'builder', 'professional', 'enterprise'] as const) {
     keys[tier] = (await deps.keys.issue({ tier, customerName: `${tier} customer`, email: `${tier}+${crypto.randomBytes(4).toString('hex')}@example.test` })).apiKey;
   }
@@ -183,7 +194,15 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
     namespace,
     metrics,
     key: async (tier) => (await deps.keys.issue({ tier, customerName: `${tier} customer` })).apiKey,
-    get: (p, key, headers = {}) => request(api.url, 'GET', p, { headers: { ...(key ? { 'X-API-Key': key } : {}), ...headers } }),
+    async get(p, key, headers = {}) {
+      const res = await request(api.url, 'GET', p, { headers: { ...(key ? { 'X-API-Key': key } : {}), ...headers } });
+      if (p.startsWith('/v1/health')) healthAnsweredAt = Date.now(); // its reading was taken at or before this
+      return res;
+    },
+    async healthReadingExpired() {
+      const expired = healthAnsweredAt + HEALTH_READING_MS + 1;
+      while (Date.now() < expired) await new Promise((r) => setTimeout(r, expired - Date.now()));
+    },
     post: (p, body, headers = {}) =>
       request(api.url, 'POST', p, { headers: { 'Content-Type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) }),
     async close() {
