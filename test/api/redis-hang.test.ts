@@ -1,14 +1,16 @@
 // Redis that stops answering (paused, failing over, a dropped link) rather than refusing
 // connections. Every keyed request waited for its 15 s deadline and answered 503; the service
 // must fall back as it does when Redis is down: limits in memory, keys from the database.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KeyStore } from '../../api/keys/store.js';
 import { connectRedis } from '../../api/redis.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { testLog } from '../support/db.js';
+import { startRedisServer } from '../support/redis.js';
+import { until } from '../support/wait.js';
 
 const PORT = 20_000 + Math.floor(Math.random() * 10_000);
 let redis: ChildProcess;
@@ -53,8 +55,7 @@ async function startLink(to: number): Promise<Link> {
 }
 
 beforeAll(async () => {
-  redis = spawn('redis-server', ['--port', String(PORT), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  await new Promise((r) => setTimeout(r, 500));
+  redis = await startRedisServer(PORT);
   link = await startLink(PORT);
   t = await startTestApi({ redisUrl: `redis://127.0.0.1:${link.port}` });
 });
@@ -68,10 +69,10 @@ afterAll(async () => {
 /** What health says of Redis, once it says `want` (or after 10 s). */
 async function redisInHealth(want: string): Promise<string> {
   const deadline = Date.now() + 10_000;
-  let seen = '';
+  let seen = (await t.get('/v1/health')).body.services.redis;
   while (seen !== want && Date.now() < deadline) {
+    await t.healthReadingExpired(); // asked again within its second, health repeats its reading
     seen = (await t.get('/v1/health')).body.services.redis;
-    if (seen !== want) await new Promise((r) => setTimeout(r, 250));
   }
   return seen;
 }
@@ -116,7 +117,7 @@ describe('a Redis that hangs', () => {
       } finally {
         redis.kill('SIGCONT');
       }
-      await new Promise((r) => setTimeout(r, 1_100)); // health's reading from before the hang has gone
+      await t.healthReadingExpired(); // health's reading from before the hang has gone
       expect(await redisInHealth('ok')).toBe('ok');
       // counted in Redis again: a new key's requests (nothing of it to write back) reach it one by one
       const fresh = await t.key('professional');
@@ -137,7 +138,7 @@ describe('a Redis that hangs', () => {
     expect(Date.now() - started).toBeLessThan(2_000);
     // the client must not wait for the dead connection to close (TCP can take many minutes): a new
     // one reaches Redis
-    await new Promise((r) => setTimeout(r, 1_100));
+    await t.healthReadingExpired();
     expect(await redisInHealth('ok')).toBe('ok');
   });
 
@@ -153,6 +154,8 @@ describe('a Redis that hangs', () => {
       const until = Date.now() + 400;
       while (Date.now() < until); // busy past the command's 250 ms while its reply arrives
       await expect(ping).rejects.toThrow('Command timed out');
+      // nothing must happen: a connection found hung is dropped on the turn after its timeout, so
+      // 200 ms without a close is well past the moment it would have been
       await new Promise((r) => setTimeout(r, 200));
       expect(closed).toBe(0);
       expect(await redis.ping()).toBe('PONG');
@@ -162,25 +165,39 @@ describe('a Redis that hangs', () => {
   });
 
   it('hears revocations made by other processes again after a failover', async () => {
-    // another API process: its own connections to Redis, its own cache of keys
-    const elsewhereRedis = connectRedis(`redis://127.0.0.1:${link.port}`, testLog);
+    // another API process: its own connections to Redis (named, to find them in CLIENT LIST), its own cache of keys
+    const elsewhereRedis = connectRedis(`redis://127.0.0.1:${link.port}?connectionName=elsewhere`, testLog);
+    // its subscribed connection pings on a timer (every 5 s) to notice a hang: faked, moved below
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     const elsewhere = new KeyStore(t.db.sql, elsewhereRedis, Date.now, t.namespace);
+    const probe = new Redis(`redis://127.0.0.1:${PORT}`); // straight to the server, past the link
+    // the ids of the other's subscribed connections, as the server sees them
+    const subscribedElsewhere = async () =>
+      ((await probe.call('CLIENT', 'LIST', 'TYPE', 'pubsub')) as string)
+        .split('\n')
+        .filter((c) => / name=elsewhere /.test(c) && / sub=1 /.test(c))
+        .map((c) => /^id=(\d+) /.exec(c)![1]!);
+    let subscribed: string[] = [];
     try {
       const key = await t.key('builder');
       expect(await elsewhere.authenticate(key)).toMatchObject({ tier: 'builder' }); // cached there now
-      await new Promise((r) => setTimeout(r, 300)); // subscribed
+      await until('the other process subscribed', async () => (subscribed = await subscribedElsewhere()).length === 1);
       link.cut();
       // this process's connection finds the failover with its next command and reconnects
       expect((await t.get('/v1/rates/live?pairs=BTCNGN', key)).status).toBe(200);
-      await new Promise((r) => setTimeout(r, 1_100));
+      await t.healthReadingExpired();
       expect(await redisInHealth('ok')).toBe('ok');
-      // the other's subscribed connection sends nothing: it must find out too, and subscribe again
-      await new Promise((r) => setTimeout(r, 6_000));
+      // the other's subscribed connection sends nothing: it must find out too, by its next ping,
+      // and subscribe again on a new connection
+      vi.advanceTimersByTime(5_000);
+      await until('the other process subscribed again', async () => (await subscribedElsewhere()).some((id) => !subscribed.includes(id)), 10_000);
       const [row] = await t.db.sql<{ id: number }[]>`SELECT id::int FROM api_keys WHERE key_prefix = ${key.slice(0, 13)}`;
       await t.api.deps.keys.revoke(row!.id);
       // announced: dropped from the other's cache at once, not after its 60 s
       await expect.poll(() => elsewhere.authenticate(key), { timeout: 2_000 }).toBeNull();
     } finally {
+      vi.useRealTimers();
+      probe.disconnect();
       await elsewhere.close();
       elsewhereRedis.disconnect();
     }
