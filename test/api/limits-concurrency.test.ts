@@ -1,13 +1,14 @@
 // Limits under the load customers really send: requests at once, not one after another. Exactly the
 // tier's number get through in a minute, a spent month lets nothing through however many arrive
 // together, on one process in memory, on two processes sharing Redis, and across a Redis outage.
-import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../lib/db/connect.js';
 import { RateLimiter } from '../../api/limits/limiter.js';
 import { failingQueries, openTestDatabase, testLog } from '../support/db.js';
 import { startTestApi, type TestApi } from '../support/api.js';
+import { startRedisServer } from '../support/redis.js';
+import { until } from '../support/wait.js';
 
 let db: Database;
 // a frozen clock in the middle of a minute and a month: no window ends during a burst
@@ -66,18 +67,8 @@ describe.each([
   });
 });
 
-/** A Redis of this test's own, to stop and start (the machine's shared one stays up). */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  for (let i = 0; i < 100; i++) {
-    const up = await new Promise<boolean>((resolve) => {
-      const s = net.connect(port, '127.0.0.1', () => resolve(s.end() && true)).on('error', () => resolve(false));
-    });
-    if (up) return proc;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('redis-server did not start');
-}
+/** Until the Redis client of every API in `apis` is ready for commands (`want`), or none is (its server gone). */
+const connected = (apis: TestApi[], want = true) => until(want ? 'the APIs connected to Redis' : 'the APIs lost Redis', () => apis.every((t) => (t.redis!.status === 'ready') === want));
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -91,19 +82,20 @@ async function freePort(): Promise<number> {
 describe('a Redis outage in the middle of a minute', () => {
   it('never lets a key through twice: the process counts on, and puts its count back into Redis', async () => {
     const port = await freePort();
-    let redis = await startRedis(port);
+    let redis = await startRedisServer(port);
     const t = await startTestApi({ db, now, namespace: `outage-${Date.now()}`, redisUrl: `redis://127.0.0.1:${port}` });
     try {
-      await new Promise((r) => setTimeout(r, 200)); // connected
+      await connected([t]);
       const key = await t.key('free');
       expect(await burst([t], key, 6)).toEqual({ 200: 6 });
       redis.kill('SIGKILL');
-      await new Promise((r) => setTimeout(r, 200));
+      await connected([t], false);
       expect(await burst([t], key, 10)).toEqual({ 200: 4, 429: 6 });
       expect((await t.get('/v1/health')).body.services.redis).toBe('error');
       // back, and empty (no persistence): still nothing more this minute
-      redis = await startRedis(port);
-      await new Promise((r) => setTimeout(r, 1_500)); // ioredis reconnects, health reads anew (at most once a second)
+      redis = await startRedisServer(port);
+      await connected([t]); // ioredis reconnects
+      await t.healthReadingExpired(); // health reads anew
       expect(await burst([t], key, 10)).toEqual({ 429: 10 });
       expect((await t.get('/v1/health')).body.services.redis).toBe('ok');
     } finally {
@@ -118,7 +110,7 @@ describe('a Redis that comes back empty, behind two API processes', () => {
     // Each process's own count is half the month's: written back alone, it let the customer
     // through for the other half again (here all 30 requests of a minute where 20 were left).
     const port = await freePort();
-    let redis = await startRedis(port);
+    let redis = await startRedisServer(port);
     let at = Date.UTC(2026, 10, 21, 12, 0, 30);
     const clock = () => at;
     const namespace = `empty-${Date.now()}`;
@@ -127,13 +119,13 @@ describe('a Redis that comes back empty, behind two API processes', () => {
       await startTestApi({ db, now: clock, namespace, redisUrl: `redis://127.0.0.1:${port}` }),
     ];
     try {
-      await new Promise((r) => setTimeout(r, 200)); // connected
+      await connected(apis);
       const key = await keyWithUsage(apis[0]!, 'builder', 24_950); // 25,000 a month, 30 a minute
       expect(await burst(apis, key, 40)).toEqual({ 200: 30, 429: 10 }); // the minute's 30: 24,980 used
       for (const t of apis) await t.api.deps.limiter.flush(); // as every few seconds
       redis.kill('SIGKILL');
-      redis = await startRedis(port); // no persistence: empty
-      await new Promise((r) => setTimeout(r, 1_500)); // ioredis reconnects
+      redis = await startRedisServer(port); // no persistence: empty
+      await connected(apis); // ioredis reconnects
       at += 60_000; // a new minute: only the month limits now
       const statuses: number[] = [];
       for (let i = 0; i < 30; i++) statuses.push((await apis[i % 2]!.get('/v1/pairs', key)).status);
@@ -152,17 +144,17 @@ describe('a Redis that comes back empty, then a burst', () => {
     // Written back with this process's count, which holds the burst's own requests, then counted
     // again by each of them: a customer with 20 left sending 20 at once was refused all 20.
     const port = await freePort();
-    let redis = await startRedis(port);
+    let redis = await startRedisServer(port);
     let at = Date.UTC(2026, 10, 21, 12, 0, 30);
     const t = await startTestApi({ db, now: () => at, namespace: `refill-${Date.now()}`, redisUrl: `redis://127.0.0.1:${port}` });
     try {
-      await new Promise((r) => setTimeout(r, 200)); // connected
+      await connected([t]);
       const key = await keyWithUsage(t, 'builder', 24_979); // 25,000 a month, 30 a minute
       expect(await burst([t], key, 1)).toEqual({ 200: 1 }); // 24,980 used: 20 left
       await t.api.deps.limiter.flush();
       redis.kill('SIGKILL');
-      redis = await startRedis(port); // no persistence: empty
-      await new Promise((r) => setTimeout(r, 1_500)); // ioredis reconnects
+      redis = await startRedisServer(port); // no persistence: empty
+      await connected([t]); // ioredis reconnects
       at += 60_000; // a new minute: only the month limits now
       expect(await burst([t], key, 20)).toEqual({ 200: 20 });
       expect(await burst([t], key, 5)).toEqual({ 429: 5 });
