@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../lib/db/connect.js';
 import { generateKey, hashKey, KEY_PATTERN, KeyStore } from '../../api/keys/store.js';
 import { openTestDatabase } from '../support/db.js';
+import { until } from '../support/wait.js';
 
 let db: Database;
 let clock = 1_000_000;
@@ -54,14 +55,14 @@ describe('keys', () => {
       expect(await a.authenticate(apiKey)).not.toBeNull();
       expect(await elsewhere.authenticate(apiKey)).not.toBeNull(); // now in its memory for 60 s
       expect(await redis.exists(`${ns}:key:${hashKey(apiKey)}`)).toBe(1);
-      await waitFor(async () => (await redis.pubsub('NUMSUB', `${ns}:revoked`))[1] === 2); // both listening
+      await until('both listening', async () => (await redis.pubsub('NUMSUB', `${ns}:revoked`))[1] === 2, 2_000);
       await a.revoke(record.id);
       expect(await redis.get(`${ns}:key:${hashKey(apiKey)}`)).toBe('null'); // marked revoked
       const fresh = new KeyStore(db.sql, redis, now, ns); // a third, cold cache
       expect(await fresh.authenticate(apiKey)).toBeNull();
       await fresh.close();
       // the clock stands still: only the announcement can have dropped it from the other's memory
-      await waitFor(async () => (await elsewhere.authenticate(apiKey)) === null);
+      await until('the other process dropped the key', async () => (await elsewhere.authenticate(apiKey)) === null, 2_000);
     } finally {
       await a.close();
       await elsewhere.close();
@@ -79,24 +80,28 @@ describe('keys', () => {
     const ns = `keys-race-${process.pid}-${Date.now()}`;
     let gate: Promise<void> | null = null;
     let release = () => {};
+    let answered = () => {};
     const slow = new Proxy(db.sql, {
       apply(target, self, [strings, ...values]: [TemplateStringsArray, ...unknown[]]) {
         const query = (target as unknown as (s: TemplateStringsArray, ...v: unknown[]) => Promise<unknown>)(strings, ...values);
         // the key lookup's answer arrives late (a busy database, a pause)
-        if (gate && strings.join('?').includes('k.key_hash =')) return query.then(async (rows) => (await gate, rows));
+        if (gate && strings.join('?').includes('k.key_hash =')) return query.then(async (rows) => (answered(), await gate, rows));
         return query;
       },
     });
     const a = new KeyStore(db.sql, redis, now, ns);
     const b = new KeyStore(slow, otherRedis, now, ns); // another process
     try {
-      await waitFor(async () => (await redis.pubsub('NUMSUB', `${ns}:revoked`))[1] === 2); // both listening
+      await until('both listening', async () => (await redis.pubsub('NUMSUB', `${ns}:revoked`))[1] === 2, 2_000);
       const { apiKey, record } = await a.issue({ tier: 'builder' });
       gate = new Promise<void>((r) => (release = r));
+      const read = new Promise<void>((r) => (answered = r));
       const inFlight = b.authenticate(apiKey); // read as active, answer held back
-      await new Promise((r) => setTimeout(r, 100));
+      await read;
       await a.revoke(record.id);
-      await new Promise((r) => setTimeout(r, 200)); // the announcement heard
+      // the announcement heard: b's subscribed connection tells nobody when it hears one, so this
+      // waits long enough for a message over loopback
+      await new Promise((r) => setTimeout(r, 200));
       release();
       await inFlight;
       const fresh = new KeyStore(db.sql, redis, now, ns); // a third process, a cold cache: reads Redis
@@ -118,11 +123,3 @@ describe('keys', () => {
   });
 });
 
-/** Polls until `condition` holds (every 10 ms, at most 2 s). */
-async function waitFor(condition: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (await condition()) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('condition not met within 2 s');
-}
