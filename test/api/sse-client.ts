@@ -12,6 +12,8 @@ export interface SseReader {
   next(ms?: number): Promise<SseEvent | null>;
   /** Whether the server ended the stream within `ms`. */
   ended(ms?: number): Promise<boolean>;
+  /** Reads until everything read so far (comments included) satisfies `enough`, or `ms` pass, or the stream ends; whether it did. */
+  readUntil(enough: (raw: string) => boolean, ms?: number): Promise<boolean>;
   /** Everything read so far, comments and fields included. */
   readonly raw: () => string;
   close(): void;
@@ -81,6 +83,14 @@ export async function openStream(url: string, headers: Record<string, string> = 
         if (left <= 0 || (await Promise.race([readMore(), timeout(left)])) === 'timeout') break;
       }
       return done;
+    },
+    async readUntil(enough, ms = 5_000) {
+      const deadline = Date.now() + ms;
+      while (!enough(raw) && !done) {
+        const left = deadline - Date.now();
+        if (left <= 0 || (await Promise.race([readMore(), timeout(left)])) === 'timeout') break;
+      }
+      return enough(raw);
     },
     close: () => controller.abort(),
     async json() {

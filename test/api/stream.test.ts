@@ -7,6 +7,7 @@ import { STREAM_EVENT } from '../../api/schemas.js';
 import net from 'node:net';
 import { HEARTBEAT_MS, MAX_UNSENT_BYTES } from '../../api/sse.js';
 import { startTestApi, type TestApi } from '../support/api.js';
+import { until } from '../support/wait.js';
 import { openStream, type SseReader } from './sse-client.js';
 
 let t: TestApi;
@@ -78,16 +79,13 @@ describe('GET /v1/rates/stream', () => {
     expect(error.message).toMatch(/1 open stream per key/);
     // the headers name the cap, not the minute: waiting for the minute would not help
     expect(second.headers.get('RateLimit')).toMatch(/^"streams";r=0/);
+    const [{ id } = { id: 0 }] = await t.db.sql<{ id: number }[]>`SELECT id::int FROM api_keys WHERE key_prefix = ${key.slice(0, 13)}`;
     first.close();
     // the server notices the client went away
-    let again: SseReader | null = null;
-    for (let i = 0; i < 20 && again?.status !== 200; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      again?.close();
-      again = await stream('pairs=BTCNGN', key);
-    }
-    expect(again?.status).toBe(200);
-    again?.close();
+    await until('the server closed the first stream', () => t.api.deps.streams.count(`key:${id}`) === 0, 2_000);
+    const again = await stream('pairs=BTCNGN', key);
+    expect(again.status).toBe(200);
+    again.close();
   });
 
   it("names the cap as what refused a stream even when it was the minute's last request", async () => {
@@ -155,11 +153,12 @@ describe('GET /v1/rates/stream', () => {
       const s = await stream('pairs=BTCNGN', await t.key('builder'), { 'Last-Event-ID': String(t.api.deps.snapshot.version) });
       expect(await s.next(200)).toBeNull();
       expect(s.raw()).not.toContain(': heartbeat');
+      const heartbeats = (raw: string) => raw.match(/^: heartbeat /gm)?.length ?? 0;
       vi.advanceTimersByTime(HEARTBEAT_MS);
-      await s.next(300);
+      await s.readUntil((raw) => heartbeats(raw) >= 1, 300);
       expect(s.raw().match(/^: heartbeat /gm)).toHaveLength(1);
       vi.advanceTimersByTime(HEARTBEAT_MS);
-      await s.next(300);
+      await s.readUntil((raw) => heartbeats(raw) >= 2, 300);
       expect(s.raw().match(/^: heartbeat /gm)).toHaveLength(2);
       s.close();
     } finally {
@@ -219,8 +218,7 @@ describe('GET /v1/rates/stream', () => {
         pushed += eventBytes;
         await new Promise((r) => setImmediate(r));
       }
-      await new Promise((r) => setTimeout(r, 100));
-      expect(streams.count(`key:${id}`)).toBe(0);
+      await expect.poll(() => streams.count(`key:${id}`)).toBe(0);
     } finally {
       socket.destroy();
     }
