@@ -1,5 +1,6 @@
 // The live snapshot: outliers left out with hysteresis (no flapping), and an API-only process
 // picking up the pipeline's new cycles by itself.
+import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../lib/db/connect.js';
 import { refreshAggregates } from '../../lib/db/refresh.js';
@@ -69,11 +70,13 @@ describe('a venue 100x off (a unit error) among three', () => {
 
 describe('an API-only process', () => {
   it('rebuilds its snapshot when the pipeline records a new cycle', async () => {
+    await db.sql`INSERT INTO ingest_cycles (kind, market, started_at, finished_at) VALUES ('trades', 'real', now(), now())`; // before this process started
     const snapshot = new LiveSnapshot(db.sql, testLog);
     await snapshot.refresh();
     const before = snapshot.get('BTCZAR')!.rate;
+    const caughtUp = once(snapshot.events, 'refreshed'); // its first look rebuilds for the newest cycle, the one already there
     snapshot.follow(50);
-    await new Promise((r) => setTimeout(r, 200));
+    await caughtUp;
     await insertTrades(db.sql, [{ time: new Date(), exchange: 'luno', pair: 'BTCZAR', tradeId: `t${++n}`, price: 2_000_000, amount: 1000, side: 'buy' }]);
     await refreshAggregates(db.sql);
     await db.sql`INSERT INTO ingest_cycles (kind, market, started_at, finished_at) VALUES ('trades', 'real', now(), now())`;
