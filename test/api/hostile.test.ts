@@ -282,6 +282,7 @@ describe('requests the HTTP parser refuses', () => {
     const first = await next();
     expect(first).toMatch(/^HTTP\/1\.1 200 /);
     expect(first).toMatch(/\r\nKeep-Alive: timeout=65\r\n/i);
+    // idle past Node's default (5 s) with nothing to wait for: how long it stays open is what is tested
     await new Promise((r) => setTimeout(r, 6_000));
     expect(closed).toBe(false);
     expect(await next()).toMatch(/^HTTP\/1\.1 200 /);
