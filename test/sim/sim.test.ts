@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchCoinbase, fetchExchangeRateApi } from '../../pipeline/fx/index.js';
 import { parseReplay, startSimMarket, type SimMarket, type SimTrade } from '../../sim/index.js';
 import { venueById } from '../../pipeline/venues/index.js';
+import { until } from '../support/wait.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -318,12 +319,13 @@ describe('faults over HTTP and stopping', () => {
 
   it('stop() closes every socket, even a request held by a timeout fault', async () => {
     const sim = await startSimMarket({ historyStart: Date.now() - 10 * MINUTE });
-    sim.setFault('luno', { kind: 'timeout' });
+    sim.setFault('luno', { kind: 'timeout', times: 1 });
     const hung = fetch(`${sim.url}/luno/api/1/trades?pair=XBTNGN`).then(
       () => 'answered',
       () => 'closed',
     );
-    await new Promise((r) => setTimeout(r, 100));
+    // held: the request has taken the fault's one use
+    await until('the request held', async () => (await (await fetch(`${sim.url}/_control/fault`)).json()).luno === null, 5_000);
     const started = Date.now();
     await sim.stop();
     expect(Date.now() - started).toBeLessThan(1000);
