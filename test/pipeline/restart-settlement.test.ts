@@ -6,6 +6,7 @@
 // candle from all trades.
 import { describe, expect, it } from 'vitest';
 import { SimWorld } from '../support/pipeline.js';
+import { until } from '../support/wait.js';
 
 const MIN = 60_000;
 const LAG_SECONDS = 600;
@@ -23,6 +24,7 @@ describe('a restart after downtime longer than the settlement lag', () => {
 
     const after = pipeline();
     w.sim.setFault('luno', { kind: 'timeout', times: 2 }); // its first collection takes a while
+    const [{ lastCycle } = { lastCycle: 0 }] = await w.db.sql<{ lastCycle: number }[]>`SELECT coalesce(max(id), 0)::int AS "lastCycle" FROM ingest_cycles`;
     after.start();
     try {
       const settledThrough = w.clock - LAG_SECONDS * 1000 - 5 * MIN;
@@ -35,7 +37,10 @@ describe('a restart after downtime longer than the settlement lag', () => {
       const venuesBefore = await venuesOf(w.clock - 40 * MIN, w.clock - 30 * MIN);
       expect(venuesBefore).toBeGreaterThan(1);
       await expect.poll(() => venuesOf(w.clock - 30 * MIN, settledThrough), { timeout: 60_000, interval: 250 }).toBe(venuesBefore);
-      await new Promise((r) => setTimeout(r, 1_000));
+      // and the publish after it recorded (a cycle naming luno): its candles hold luno's trades
+      const published = async () => (await w.db.sql<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM ingest_cycles WHERE id > ${lastCycle} AND kind = 'trades' AND rows_by_source -> 'luno' IS NOT NULL`)[0]!.n;
+      await until("the publish after luno's collection", async () => (await published()) > 0, 60_000, 250);
     } finally {
       await after.stop();
       w.sim.setFault('luno', null);

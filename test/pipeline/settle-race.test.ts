@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Sql } from '../../lib/db/connect.js';
 import type { Pipeline } from '../../pipeline/runner.js';
 import { certifyingSimPipeline, SimWorld } from '../support/pipeline.js';
+import { until } from '../support/wait.js';
 
 const MIN = 60_000;
 const BUCKET = 5 * MIN;
@@ -45,9 +46,8 @@ async function collectedThrough(exchange: string, pair: string): Promise<number>
   const [r] = await w.db.sql<{ t: Date | null }[]>`SELECT collected_through AS t FROM venue_health WHERE exchange = ${exchange} AND pair = ${pair}`;
   return r?.t?.getTime() ?? -Infinity;
 }
-async function until(cond: () => Promise<boolean>) {
-  for (let i = 0; i < 400 && !(await cond()); i++) await new Promise((r) => setTimeout(r, 50));
-}
+/** Until `exchange` has collected `pair` through `edge` (its trades before it stored). */
+const collectedPast = (exchange: string, pair: string, edge: number) => until(`${exchange} collected ${pair} through ${new Date(edge).toISOString()}`, async () => (await collectedThrough(exchange, pair)) >= edge, 20_000, 50);
 
 describe('a venue run ending during a publish', () => {
   it('gets every trade that let a bucket settle into its certificate', async () => {
@@ -58,11 +58,11 @@ describe('a venue run ending during a publish', () => {
 
     w.sim.setFault('quidax', { kind: 'timeout' }); // quidax's run hangs in a request ...
     const cycle = pipeline.runTradeCycle();
-    await until(async () => (await collectedThrough('luno', 'BTCNGN')) >= edge);
+    await collectedPast('luno', 'BTCNGN', edge);
     // ... a publish (another venue's run ending) starts; quidax's run ends before it reads what may settle
     beforeSettlementRead = async () => {
       w.sim.setFault('quidax', null);
-      await until(async () => (await collectedThrough('quidax', 'BTCNGN')) >= edge);
+      await collectedPast('quidax', 'BTCNGN', edge);
     };
     await pipeline.publish();
     await cycle;
