@@ -25,14 +25,17 @@ const trades = (from: number, n: number, prefix: string): TradeRow[] =>
 /**
  * `sql` (and any transaction begun on it) whose INSERTs into trades wait for `gate`: the writer is
  * held at the point where another process's refresh can run, however the writer is built.
+ * `held` is called when the writer gets there.
  */
-function holdTradeInserts(sql: Sql, gate: Promise<void>): Sql {
+function holdTradeInserts(sql: Sql, gate: Promise<void>, held: () => void): Sql {
   const wrap = (target: Sql): Sql =>
     new Proxy(target, {
       apply(fn, self, args: unknown[]) {
         const query = Reflect.apply(fn as unknown as (...a: unknown[]) => unknown, self, args) as PromiseLike<unknown>;
         const text = Array.isArray(args[0]) ? (args[0] as string[]).join('?') : '';
-        return text.includes('INSERT INTO trades') ? gate.then(() => query) : query;
+        if (!text.includes('INSERT INTO trades')) return query;
+        held();
+        return gate.then(() => query);
       },
       get(obj, key, receiver) {
         const value = Reflect.get(obj, key, receiver);
@@ -60,12 +63,16 @@ describe('a refresh that runs while a writer stores trades', () => {
 
     // late trades for 10:20 (a backfill); another loop's refresh runs while they are being written
     let open!: () => void;
+    let held!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
-    const writing = insertTrades(holdTradeInserts(db.sql, gate), trades(bucket + 10_000, 50, 'late-'));
-    await new Promise((r) => setTimeout(r, 50)); // the writer has begun
+    const writerHeld = new Promise<void>((resolve) => (held = resolve));
+    const writing = insertTrades(holdTradeInserts(db.sql, gate, held), trades(bucket + 10_000, 50, 'late-'));
+    await writerHeld; // the writer has begun: its refresh request recorded, its trades not yet
     const refreshing = refreshAggregates(db.sql, { now: new Date(T0 + 61 * MIN) });
-    // the refresh ends, or waits for the writer (the embedded database's one connection): then write
-    await Promise.race([refreshing, new Promise((r) => setTimeout(r, 1_000))]);
+    // the refresh ends, or waits for the writer: then write. On the embedded database it waits from
+    // the start (the writer's transaction holds the one connection); on a server it runs beside the
+    // writer, and the second is a bound for a refresh that waits on the writer's locks.
+    if (db.kind === 'server') await Promise.race([refreshing, new Promise((r) => setTimeout(r, 1_000))]);
     open();
     expect((await writing).inserted).toBe(50);
     await refreshing;

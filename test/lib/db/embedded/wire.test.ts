@@ -12,6 +12,7 @@ import { loadConfig } from '../../../../lib/config.js';
 import { openDatabase } from '../../../../lib/db/connect.js';
 import { MAX_MESSAGE_BYTES, startEmbedded, type EmbeddedDatabase } from '../../../../lib/db/embedded/index.js';
 import { FrameError, MessageReader, assemble, message, query, sync } from '../../../../lib/db/embedded/frames.mjs';
+import { until } from '../../../support/wait.js';
 
 const QUEUE_TIMEOUT_MS = 1_500;
 let db: EmbeddedDatabase;
@@ -61,11 +62,22 @@ class RawClient {
     for (let i = 0; i + 5 <= this.received.length; i += 1 + this.received.readInt32BE(i + 1)) out.push(String.fromCharCode(this.received[i]!));
     return out.join('');
   }
+  /** Once the types received match `pattern` (looked at as each chunk arrives). */
   async until(pattern: RegExp, timeoutMs = 5_000): Promise<string> {
-    const deadline = Date.now() + timeoutMs;
-    while (!pattern.test(this.types())) {
-      if (Date.now() > deadline) throw new Error(`waited for ${pattern}, got ${JSON.stringify(this.types())}`);
-      await new Promise((r) => setTimeout(r, 10));
+    if (!pattern.test(this.types())) {
+      await new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (!pattern.test(this.types())) return;
+          clearTimeout(timer);
+          this.socket.off('data', check);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          this.socket.off('data', check);
+          reject(new Error(`waited for ${pattern}, got ${JSON.stringify(this.types())}`));
+        }, timeoutMs);
+        this.socket.on('data', check); // after the constructor's: what this chunk brought is counted
+      });
     }
     return this.types();
   }
@@ -311,8 +323,8 @@ describe('embedded wire server', () => {
       const t0 = Date.now();
       await expect(second`SELECT 2`).rejects.toMatchObject({ code: '53300' });
       expect(Date.now() - t0).toBeGreaterThanOrEqual(QUEUE_TIMEOUT_MS - 100);
-      const waiting = third`SELECT 3 AS n`; // queued now, admitted when the first leaves
-      await new Promise((r) => setTimeout(r, 200));
+      const waiting = third`SELECT 3 AS n`.execute(); // queued now (sent, not only built), admitted when the first leaves
+      await until('the third client queued', async () => (await db.stats()).waiting === 1, 5_000);
       await first.end();
       expect(await waiting).toEqual([{ n: 3 }]);
     } finally {
