@@ -17,6 +17,7 @@ import { startSimMarket, type SimMarket } from '../../sim/index.js';
 import { request } from '../support/api.js';
 import { freshDatabaseUrl, testLog } from '../support/db.js';
 import { startReceiver, type Receiver } from '../support/webhooks.js';
+import { until } from '../support/wait.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const TOKEN = 'metrics-test-token-0123456789abcdef';
@@ -270,7 +271,7 @@ describe('GET /metrics on the metrics listener', () => {
     await receiver.waitFor(1);
     // counted once the worker has the receiver's answer: wait for that, not for a time
     const delivered = async () => value(await metrics(), 'afrates_webhook_attempt_duration_seconds_count', { outcome: 'delivered' });
-    for (let i = 0; i < 100 && (await delivered()) === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    await until('the delivery counted', async () => (await delivered()) > 0, 5_000, 50);
     const after = await metrics();
     expect(value(after, 'afrates_webhook_attempt_duration_seconds_count', { outcome: 'delivered' }) - value(before, 'afrates_webhook_attempt_duration_seconds_count', { outcome: 'delivered' })).toBe(1);
     expect(value(after, 'afrates_webhook_attempt_duration_seconds_count', { outcome: 'failed' })).toBe(0);
