@@ -256,7 +256,9 @@ const captured = new Set<string>();
 async function firstEvent(res: Response, refresh: () => Promise<void>): Promise<unknown> {
   const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
   let text = '';
-  const nudge = setTimeout(() => void refresh(), 1_000); // a stream that waits for the next refresh gets one
+  // open now (it answered): a stream that waits for the next refresh gets one, one that has sent
+  // its first event already sends this one after it
+  void refresh();
   try {
     for (;;) {
       const { value, done } = await reader.read();
@@ -266,7 +268,6 @@ async function firstEvent(res: Response, refresh: () => Promise<void>): Promise<
       if (data && text.includes('\n\n', data.index)) return JSON.parse(data[1]!);
     }
   } finally {
-    clearTimeout(nudge);
     await reader.cancel().catch(() => {});
   }
 }
