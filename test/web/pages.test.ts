@@ -222,11 +222,25 @@ describe('the dashboard', () => {
 });
 
 describe('the dashboard when things go wrong', () => {
+  // The refused streams' pages run in a browser of their own, whose clock the tests move past the
+  // 5 s a retry would wait (Playwright's clock is a whole context's: the other pages keep the real one).
+  let clocked: Browser;
+  beforeAll(async () => {
+    clocked = await launch();
+    await clocked.context.clock.install();
+  }, 120_000);
+  afterAll(async () => {
+    await clocked?.close();
+    // its pages' requests and errors are every page's too (the last test)
+    browser.requests.push(...(clocked?.requests ?? []));
+    browser.errors.push(...(clocked?.errors ?? []));
+  });
+
   /** Chromium logs a refused request as a console error: these tests cause one on purpose. */
-  const expectRefusalLogged = (status: number) => {
-    const at = browser.errors.findIndex((e) => e.includes(`Failed to load resource: the server responded with a status of ${status}`));
+  const expectRefusalLogged = (status: number, from: Browser = browser) => {
+    const at = from.errors.findIndex((e) => e.includes(`Failed to load resource: the server responded with a status of ${status}`));
     expect(at).toBeGreaterThanOrEqual(0);
-    browser.errors.splice(at, 1);
+    from.errors.splice(at, 1);
   };
 
   /** Signs the dashboard in with `key`: its stream, refused for the key's cap, is tried once and paused (past the 5 s retry time). */
@@ -235,9 +249,11 @@ describe('the dashboard when things go wrong', () => {
     await page.evaluate((k) => sessionStorage.setItem('afrates.apiKey', k), key);
     await page.reload();
     await expect.poll(() => page.textContent('#live')).toMatch(/Live updates paused: .*1 open stream per key/);
-    await new Promise((r) => setTimeout(r, 7_000));
+    await page.clock.runFor(7_000); // every timer of the next 7 s fired
+    // a request sent after them: a retry's, had one been sent, is seen before this one's answer
+    await page.evaluate(() => fetch('/v1/health').then((r) => r.status));
     expect(tries()).toBe(1);
-    expectRefusalLogged(429);
+    expectRefusalLogged(429, clocked);
   };
 
   it("does not spend a key's budget retrying a stream its cap refuses (another tab holds it)", async () => {
@@ -245,7 +261,7 @@ describe('the dashboard when things go wrong', () => {
     // as a request; retried every 5 s, the tab spent the key's minute and month on refusals.
     const key = await t.key('free');
     const other = await openStream(`${t.api.url}/v1/rates/stream?pairs=BTCNGN`, { 'X-API-Key': key });
-    const page = await browser.page(1280, 900);
+    const page = await clocked.page(1280, 900);
     try {
       expect(other.status).toBe(200);
       let tries = 0;
@@ -270,7 +286,7 @@ describe('the dashboard when things go wrong', () => {
     expect(refused.headers.get('X-RateLimit-Remaining')).toBe('0');
     const headers = Object.fromEntries([...refused.headers].filter(([name]) => !['content-encoding', 'content-length'].includes(name)));
     const answer = { status: 429, headers, body: await refused.text() };
-    const page = await browser.page(1280, 900);
+    const page = await clocked.page(1280, 900);
     try {
       let tries = 0;
       await page.route(
