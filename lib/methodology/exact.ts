@@ -28,6 +28,16 @@ export function reduce(r: Rational): Rational {
   return g > 1n ? { n: r.n / g, d: r.d / g } : r;
 }
 
+/** Denominators past this are reduced after an addition; below it reducing costs more than it saves. */
+const REDUCE_ABOVE = 10n ** 120n;
+
+const POWERS = [1n];
+/** 10^k, k >= 0, computed once. */
+export function pow10(k: number): bigint {
+  while (POWERS.length <= k) POWERS.push(POWERS.at(-1)! * 10n);
+  return POWERS[k]!;
+}
+
 export const ZERO = rational(0n);
 export const ONE = rational(1n);
 
@@ -39,7 +49,7 @@ export function parseDecimal(text: string): Rational {
   if (!m) throw new RangeError(`not a plain decimal: ${JSON.stringify(text.slice(0, 40))}`);
   const fraction = m[3] ?? '';
   const n = BigInt(m[2]! + fraction) * (m[1] === '-' ? -1n : 1n);
-  return rational(n, 10n ** BigInt(fraction.length));
+  return rational(n, pow10(fraction.length));
 }
 
 /** a + b; when one denominator divides the other (decimals: powers of ten) the larger is kept, so long sums stay small. */
@@ -47,7 +57,9 @@ export function add(a: Rational, b: Rational): Rational {
   if (a.d === b.d) return { n: a.n + b.n, d: a.d };
   if (a.d % b.d === 0n) return { n: a.n + b.n * (a.d / b.d), d: a.d };
   if (b.d % a.d === 0n) return { n: a.n * (b.d / a.d) + b.n, d: b.d };
-  return reduce({ n: a.n * b.d + b.n * a.d, d: a.d * b.d });
+  const d = a.d * b.d;
+  const n = a.n * b.d + b.n * a.d;
+  return d > REDUCE_ABOVE ? reduce({ n, d }) : { n, d };
 }
 export const neg = (a: Rational): Rational => ({ n: -a.n, d: a.d });
 export const sub = (a: Rational, b: Rational) => add(a, neg(b));
@@ -97,7 +109,7 @@ function plain(scaled: bigint, places: number, keepZeros = false): string {
 
 /** Rounded half-even to `places` digits after the point, as a plain decimal string (`pad`: all of them, "1.50"). */
 export function toFixedPlaces(r: Rational, places: number, pad = false): string {
-  return plain(roundHalfEven(r.n * 10n ** BigInt(places), r.d), places, pad);
+  return plain(roundHalfEven(r.n * pow10(places), r.d), places, pad);
 }
 
 /**
@@ -109,13 +121,14 @@ export function toSignificant(r: Rational, digits: number): string {
   const a = abs(r);
   // first guess from the lengths of numerator and denominator, corrected by at most one step
   let e = a.n.toString().length - a.d.toString().length;
-  const atLeastPow = (k: number) => (k >= 0 ? a.n >= a.d * 10n ** BigInt(k) : a.n * 10n ** BigInt(-k) >= a.d);
-  if (!atLeastPow(e)) e -= 1;
-  else if (atLeastPow(e + 1)) e += 1;
+  if (!atLeastPow(a, e)) e -= 1;
+  else if (atLeastPow(a, e + 1)) e += 1;
   const places = digits - 1 - e;
-  const scale = (x: Rational) => (places >= 0 ? roundHalfEven(x.n * 10n ** BigInt(places), x.d) : roundHalfEven(x.n, x.d * 10n ** BigInt(-places)));
-  return plain(scale(r), places);
+  return plain(places >= 0 ? roundHalfEven(r.n * pow10(places), r.d) : roundHalfEven(r.n, r.d * pow10(-places)), places);
 }
+
+/** a >= 10^k, for a > 0. */
+const atLeastPow = (a: Rational, k: number) => (k >= 0 ? a.n >= a.d * pow10(k) : a.n * pow10(-k) >= a.d);
 
 /** A rational as a JavaScript number (for JSON): through its shortest decimal, never a float sum. */
 export const toNumber = (r: Rational, digits = 17) => Number(toSignificant(r, digits));
@@ -131,5 +144,5 @@ export function toDecimal(value: Rational): string {
   while (d % 5n === 0n) [d, fives] = [d / 5n, fives + 1];
   if (d !== 1n) throw new RangeError('not a terminating decimal');
   places = Math.max(twos, fives);
-  return plain((r.n * 10n ** BigInt(places)) / r.d, places);
+  return plain((r.n * pow10(places)) / r.d, places);
 }

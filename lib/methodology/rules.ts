@@ -22,6 +22,19 @@ export const isLive = (ageSeconds: number): boolean => ageSeconds <= STALE_SECON
 
 const dec = (v: number | string) => x.parseDecimal(String(v));
 const HUNDRED = x.rational(100n);
+// the parameters these rules compare with, as exact values (read once: they are constants)
+const OUTLIER_LIMIT = dec(param('outlier_limit'));
+const AGREEMENT = dec(param('agreement'));
+const DISPERSION_SCALE = dec(param('dispersion_scale'));
+const THRESHOLDS = new Map<string, { verified: Rational; caution: Rational }>();
+function exactThresholds(quote: string): { verified: Rational; caution: Rational } {
+  let t = THRESHOLDS.get(quote);
+  if (!t) {
+    const { verified, caution } = thresholdsFor(quote);
+    THRESHOLDS.set(quote, (t = { verified: dec(verified), caution: dec(caution) }));
+  }
+  return t;
+}
 
 /** A rate as published: rounded half-even to rate_significant_digits, a plain decimal string. */
 export const publishedRate = (r: Rational): string => x.toSignificant(r, param('rate_significant_digits'));
@@ -44,7 +57,7 @@ export const vwapOf = (v: { pv: Rational; volume: Rational }): Rational => x.div
  */
 export function combineVenues<V extends VenueSums>(venues: readonly V[], wasOut: (v: V) => boolean = () => false) {
   const prices = venues.map(vwapOf);
-  const out = new Set(outliers(prices, dec(param('outlier_limit')), (i) => wasOut(venues[i]!)));
+  const out = new Set(outliers(prices, OUTLIER_LIMIT, (i) => wasOut(venues[i]!)));
   const used = venues.filter((_, i) => !out.has(i));
   const excluded = venues.filter((_, i) => out.has(i));
   const volume = x.sum(used.map((v) => v.volume));
@@ -67,7 +80,7 @@ export function combineVenues<V extends VenueSums>(venues: readonly V[], wasOut:
  * toward itself, so tested all at once every venue can look deviant); the venues left must then
  * agree within the limit, else nobody is out (two camps: no majority says which is right).
  */
-export function outliers(prices: readonly Rational[], limit: Rational = dec(param('outlier_limit')), wasOut: (i: number) => boolean = () => false): number[] {
+export function outliers(prices: readonly Rational[], limit: Rational = OUTLIER_LIMIT, wasOut: (i: number) => boolean = () => false): number[] {
   const back = x.div(limit, x.rational(2n));
   const deviation = (i: number, among: readonly number[]) => {
     const others = x.median(among.filter((j) => j !== i).map((j) => prices[j]!));
@@ -102,8 +115,8 @@ export function divergence(rate: Rational, synthetic: Rational | null): Rational
 export function verificationStatus(div: Rational | null, quote: string, syntheticOnly = false): VerificationStatus {
   if (syntheticOnly || div === null) return 'unverified';
   const pct = x.mul(x.abs(div), HUNDRED);
-  const t = thresholdsFor(quote);
-  return x.compare(pct, dec(t.verified)) <= 0 ? 'verified' : x.compare(pct, dec(t.caution)) <= 0 ? 'caution' : 'unverified';
+  const t = exactThresholds(quote);
+  return x.compare(pct, t.verified) <= 0 ? 'verified' : x.compare(pct, t.caution) <= 0 ? 'caution' : 'unverified';
 }
 
 /** A divergence as the percent the API shows: rounded half-even to divergence_pct_decimals. */
@@ -145,11 +158,11 @@ export interface ConfidenceInputs {
  */
 export function confidence(i: ConfidenceInputs): number {
   const s = x.sub(x.ONE, x.rational(1n, 2n ** BigInt(Math.max(0, i.sources) + 1)));
-  const excess = x.sub(i.dispersion, dec(param('agreement')));
-  const d = x.compare(excess, x.ZERO) > 0 ? x.div(x.ONE, x.add(x.ONE, x.div(excess, dec(param('dispersion_scale'))))) : x.ONE;
+  const excess = x.sub(i.dispersion, AGREEMENT);
+  const d = x.compare(excess, x.ZERO) > 0 ? x.div(x.ONE, x.add(x.ONE, x.div(excess, DISPERSION_SCALE))) : x.ONE;
   let v = x.rational(1n, 2n);
   if (i.divergence !== null) {
-    const ratio = x.div(x.mul(x.abs(i.divergence), HUNDRED), dec(thresholdsFor(i.quote).caution));
+    const ratio = x.div(x.mul(x.abs(i.divergence), HUNDRED), exactThresholds(i.quote).caution);
     v = x.div(x.ONE, x.add(x.ONE, x.mul(ratio, ratio)));
   }
   const exact = x.mul(x.mul(s, d), v);
