@@ -7,7 +7,7 @@ import type { Database } from '../../lib/db/connect.js';
 import { RateLimiter } from '../../api/limits/limiter.js';
 import { failingQueries, openTestDatabase, testLog } from '../support/db.js';
 import { startTestApi, type TestApi } from '../support/api.js';
-import { startRedisServer } from '../support/redis.js';
+import { killRedisServer, startRedisServer } from '../support/redis.js';
 import { until } from '../support/wait.js';
 
 let db: Database;
@@ -88,7 +88,7 @@ describe('a Redis outage in the middle of a minute', () => {
       await connected([t]);
       const key = await t.key('free');
       expect(await burst([t], key, 6)).toEqual({ 200: 6 });
-      redis.kill('SIGKILL');
+      await killRedisServer(redis);
       await connected([t], false);
       expect(await burst([t], key, 10)).toEqual({ 200: 4, 429: 6 });
       expect((await t.get('/v1/health')).body.services.redis).toBe('error');
@@ -100,7 +100,7 @@ describe('a Redis outage in the middle of a minute', () => {
       expect((await t.get('/v1/health')).body.services.redis).toBe('ok');
     } finally {
       await t.close();
-      redis.kill('SIGKILL');
+      await killRedisServer(redis);
     }
   });
 });
@@ -123,7 +123,8 @@ describe('a Redis that comes back empty, behind two API processes', () => {
       const key = await keyWithUsage(apis[0]!, 'builder', 24_950); // 25,000 a month, 30 a minute
       expect(await burst(apis, key, 40)).toEqual({ 200: 30, 429: 10 }); // the minute's 30: 24,980 used
       for (const t of apis) await t.api.deps.limiter.flush(); // as every few seconds
-      redis.kill('SIGKILL');
+      await killRedisServer(redis);
+      await connected(apis, false); // the old server is gone before a new one takes its port
       redis = await startRedisServer(port); // no persistence: empty
       await connected(apis); // ioredis reconnects
       at += 60_000; // a new minute: only the month limits now
@@ -134,7 +135,7 @@ describe('a Redis that comes back empty, behind two API processes', () => {
       expect(await burst(apis, key, 10)).toEqual({ 429: 10 }); // and at once, still nothing
     } finally {
       for (const t of apis) await t.close();
-      redis.kill('SIGKILL');
+      await killRedisServer(redis);
     }
   });
 });
@@ -152,7 +153,8 @@ describe('a Redis that comes back empty, then a burst', () => {
       const key = await keyWithUsage(t, 'builder', 24_979); // 25,000 a month, 30 a minute
       expect(await burst([t], key, 1)).toEqual({ 200: 1 }); // 24,980 used: 20 left
       await t.api.deps.limiter.flush();
-      redis.kill('SIGKILL');
+      await killRedisServer(redis);
+      await connected([t], false);
       redis = await startRedisServer(port); // no persistence: empty
       await connected([t]); // ioredis reconnects
       at += 60_000; // a new minute: only the month limits now
@@ -160,7 +162,7 @@ describe('a Redis that comes back empty, then a burst', () => {
       expect(await burst([t], key, 5)).toEqual({ 429: 5 });
     } finally {
       await t.close();
-      redis.kill('SIGKILL');
+      await killRedisServer(redis);
     }
   });
 });
