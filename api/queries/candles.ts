@@ -103,3 +103,15 @@ export async function settledThrough(sql: Sql, pair: string): Promise<Date | nul
   const [row] = await sql<{ settled_through: Date }[]>`SELECT settled_through FROM pair_settlement WHERE pair = ${pair}`;
   return row?.settled_through ?? null;
 }
+
+/**
+ * The SHA-256 of a range's candle rows as candle_page returns them, in order: equal digests, equal
+ * rows, so the same file. Rows only move forward (trades and FX rates are appended, never edited),
+ * so a digest read before a file's rows never names newer rows than the file holds.
+ */
+export async function candlesDigest(sql: Sql, pair: string, interval: string, from: Date, to: Date): Promise<string> {
+  const [row] = await sql<{ digest: string }[]>`
+    SELECT encode(sha256(convert_to(coalesce(string_agg(p::text, E'\n' ORDER BY p.t), ''), 'UTF8')), 'hex') AS digest
+    FROM candle_page(${interval}, ${pair}, ${from}, ${to}, NULL) p`;
+  return row!.digest;
+}

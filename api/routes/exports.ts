@@ -2,14 +2,15 @@
 // Builder and up; one request, however many rows. The file is made while it is sent, a statement of
 // rows at a time (never the month in memory), and is the same bytes for the same candles, so its
 // SHA-256 (an RFC 9530 Content-Digest trailer; a HEAD's header) names its content.
+import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { candleCsv, candleParquet } from '../candle-files.js';
-import type { AppContext, AppDeps, AppRouter } from '../context.js';
+import type { AppContext, AppDeps, AppRouter, PairInfo } from '../context.js';
 import { validationError } from '../errors.js';
 import { GZIP_LEVEL } from '../middleware/compress.js';
 import { knownPair, requireInterval, type Operation } from '../operation.js';
 import { PARQUET_TYPE } from '../parquet.js';
-import { candleChunks, settledThrough } from '../queries/candles.js';
+import { candleChunks, candlesDigest, settledThrough } from '../queries/candles.js';
 import { byteStream, digestOf, sendStream, through, withDigestTrailer } from '../streamed.js';
 import { atLeast } from '../tiers.js';
 import { PAIR, parseQuery } from '../validate.js';
@@ -60,6 +61,7 @@ export const operations: Operation[] = [
     successHeaders: {
       'Content-Disposition': { description: 'attachment; filename="<PAIR>-<interval>-<YYYY-MM>[-partial].csv.gz" (or .parquet)', schema: { type: 'string' } },
       'X-Export-Complete': { description: 'true: the month has ended and all its candles are settled; false: the file may change.', schema: { type: 'string', enum: ['true', 'false'] } },
+      'X-Export-Cache': { description: "hit: a complete month's file this process made before from the same candles, sent as it was made; miss: made now.", schema: { type: 'string', enum: ['hit', 'miss'] } },
       Trailer: { description: 'Content-Digest: the trailer that follows the body (not on HEAD, which has the digest in its headers).', schema: { type: 'string' } },
       'Content-Digest': { description: 'HEAD only (a GET sends it as a trailer): `sha-256=:<base64>:`, the SHA-256 of the file (RFC 9530).', schema: { type: 'string' } },
     },
@@ -80,28 +82,35 @@ export function mount(router: AppRouter, deps: AppDeps): void {
 
     const settled = await settledThrough(deps.sql, pair.pair);
     const complete = settled !== null && settled.getTime() >= to.getTime();
-    const chunks = await candleChunks(deps.sql, { pair: pair.pair, interval, from, to, after: null, limit: MONTH_ROWS_MAX });
     const full = atLeast(ctx.state.customer!.tier, 'builder');
     const format = FORMATS[q.format as keyof typeof FORMATS];
-    const file =
-      q.format === 'parquet'
-        ? byteStream(candleParquet(chunks, pair, full, { 'afrates.pair': pair.pair, 'afrates.interval': interval, 'afrates.month': q.month }))
-        : through(byteStream(candleCsv(chunks, pair, full)), zlib.createGzip({ level: FILE_GZIP_LEVEL }));
-
-    const headers = {
+    // a complete month's file is kept once made, under its rows' digest (api/file-cache.ts)
+    const cacheKey = complete && deps.files.maxBytes > 0 ? `${pair.pair}|${interval}|${q.month}|${q.format}|${full}|${await candlesDigest(deps.sql, pair.pair, interval, from, to)}` : null;
+    const cached = cacheKey ? deps.files.get(cacheKey) : undefined;
+    ctx.set({
       'Content-Disposition': `attachment; filename="${pair.pair}-${interval}-${q.month}${complete ? '' : '-partial'}.${format.extension}"`,
       'X-Export-Complete': String(complete),
-    };
+      'X-Export-Cache': cached ? 'hit' : 'miss',
+    });
+    ctx.type = format.type;
+    const file = cached ? Readable.from([cached]) : await makeFile(deps, pair, interval, q.month, q.format, full, from, to, cacheKey);
     if (ctx.method === 'HEAD') {
       const { length, digest } = await digestOf(file); // a failure here is still an error answer
       ctx.body = '';
-      ctx.set({ ...headers, 'Content-Digest': digest });
-      ctx.type = format.type;
+      ctx.set('Content-Digest', digest);
       ctx.length = length;
       return;
     }
-    ctx.set(headers);
-    ctx.type = format.type;
     sendStream(ctx, withDigestTrailer(ctx, file));
   });
+}
+
+/** The month's file as it is made from its candles, kept under `cacheKey` once whole (null: not kept). */
+async function makeFile(deps: AppDeps, pair: PairInfo, interval: '5m' | '1h' | '1d', month: string, format: string, full: boolean, from: Date, to: Date, cacheKey: string | null): Promise<Readable> {
+  const chunks = await candleChunks(deps.sql, { pair: pair.pair, interval, from, to, after: null, limit: MONTH_ROWS_MAX });
+  const made =
+    format === 'parquet'
+      ? byteStream(candleParquet(chunks, pair, full, { 'afrates.pair': pair.pair, 'afrates.interval': interval, 'afrates.month': month }))
+      : through(byteStream(candleCsv(chunks, pair, full)), zlib.createGzip({ level: FILE_GZIP_LEVEL }));
+  return cacheKey ? through(made, deps.files.keeper(cacheKey)) : made;
 }

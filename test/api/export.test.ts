@@ -15,6 +15,8 @@ import { timestamp } from '../../lib/format.js';
 import { ROWS_PER_STATEMENT } from '../../api/queries/candles.js';
 import type { Sql } from '../../lib/db/connect.js';
 import { createLogger } from '../../lib/log.js';
+import { refreshAggregates } from '../../lib/db/refresh.js';
+import { insertTrades } from '../../pipeline/store.js';
 import { seedMonth, startTestApi, type TestApi } from '../support/api.js';
 
 let t: TestApi;
@@ -229,6 +231,8 @@ describe('GET /v1/exports/candles', () => {
       const first = await raw(url(format), t.keys.enterprise);
       const again = await raw(url(format), t.keys.enterprise);
       expect(again.bytes.equals(first.bytes)).toBe(true);
+      expect(again.headers['x-export-cache']).toBe('hit'); // a complete month: made once, then kept
+      expect(again.trailers['content-digest']).toBe(first.trailers['content-digest']);
       const head = await raw(url(format), t.keys.enterprise, {}, 'HEAD');
       expect(head.status).toBe(200);
       expect(head.bytes.length).toBe(0);
@@ -244,6 +248,7 @@ describe('GET /v1/exports/candles', () => {
     expect(res.status).toBe(200);
     expect(res.headers['x-export-complete']).toBe('false');
     expect(res.headers['content-disposition']).toBe(`attachment; filename="BTCNGN-5m-${current}-partial.csv.gz"`);
+    expect((await raw(url('csv', current), key)).headers['x-export-cache']).toBe('miss'); // a running month is made anew each time
     const records: Record<string, string>[] = parse(zlib.gunzipSync(res.bytes), { columns: true });
     const expected = (await jsonCandles(`pair=BTCNGN&start=${current}-01&end=${today()}&interval=5m`)).map(flat);
     expect(records.length).toBeGreaterThan(0);
@@ -325,6 +330,39 @@ function heldPages(sql: Sql) {
   };
 }
 
+describe('a complete month kept once made', () => {
+  const url = (format: string) => `/v1/exports/candles?pair=BTCNGN&month=${month}&interval=5m&format=${format}`;
+
+  it('is made again when a late trade changes its candles, never served as it was', async () => {
+    for (const format of ['csv', 'parquet']) await raw(url(format), t.keys.enterprise); // kept
+    const before = { csv: await raw(url('csv'), t.keys.enterprise), parquet: await raw(url('parquet'), t.keys.enterprise) };
+    expect(before.csv.headers['x-export-cache']).toBe('hit');
+
+    // a trade stored late into the month's 10th day, far from the bucket's price: its candle moves
+    const at = new Date(`${month}-10T12:01:00Z`);
+    const day = `pair=BTCNGN&start=${month}-10&end=${month}-10&interval=5m`;
+    const candleAt = async () => (await jsonCandles(day)).find((c) => c.time === timestamp(new Date(`${month}-10T12:00:00Z`)))!;
+    const bucket = await candleAt();
+    const price = Number((bucket as Json).vwap) * 1.5;
+    await insertTrades(t.db.sql, [{ time: at, exchange: 'luno', pair: 'BTCNGN', tradeId: `late-${Date.now()}`, price: price.toFixed(2), amount: '5', side: 'buy' }]);
+    await refreshAggregates(t.db.sql);
+    const moved = await candleAt();
+    expect((moved as Json).vwap).not.toBe((bucket as Json).vwap);
+
+    for (const format of ['csv', 'parquet'] as const) {
+      const after = await raw(url(format), t.keys.enterprise);
+      expect(after.headers['x-export-cache'], format).toBe('miss');
+      expect(after.bytes.equals(before[format].bytes), format).toBe(false);
+      expect(after.trailers['content-digest']).toBe(sha256(after.bytes));
+      const again = await raw(url(format), t.keys.enterprise);
+      expect(again.headers['x-export-cache'], format).toBe('hit');
+      expect(again.bytes.equals(after.bytes), format).toBe(true);
+    }
+    const records: Record<string, string>[] = parse(zlib.gunzipSync((await raw(url('csv'), t.keys.enterprise)).bytes), { columns: true });
+    expect(records.find((r) => r.time === (moved as Json).time)?.vwap).toBe(String((moved as Json).vwap));
+  });
+});
+
 describe('a month streamed while it is read', () => {
   let held: ReturnType<typeof heldPages>;
   let second: TestApi;
@@ -336,7 +374,8 @@ describe('a month streamed while it is read', () => {
     held = heldPages(t.db.sql);
     fs.writeFileSync(logFile, '');
     // the same database, its statements watched; its log kept
-    second = await startTestApi({ db: { ...t.db, sql: held.sql }, log: createLogger('info', {}, logFile) });
+    // nothing kept: every request here reads its statements
+    second = await startTestApi({ db: { ...t.db, sql: held.sql }, log: createLogger('info', {}, logFile), env: { EXPORT_CACHE_MB: '0' } });
   });
 
   afterAll(async () => {
