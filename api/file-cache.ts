@@ -1,7 +1,9 @@
-// Finished export files kept in this process's memory, least recently used first out, up to a size.
-// A file is a pure function of its candle rows (and of the pair, interval, month, format and
-// columns), so a key that names the rows' digest can never serve another file's bytes; a month
-// whose rows have moved on (a late trade, an FX rate) has a new digest and is built again.
+// Finished export files kept in this process's memory, least recently used first out, up to a size
+// (besides the files being made, each held by its keeper until whole). A file is a pure function
+// of its candle rows (and of the pair, interval, month, format and columns) and is kept under the
+// digest of the rows as they stood before it was made: rows only move forward, so a file is never
+// older than its key says; a month whose rows have moved on (a late trade, an FX rate) has a new
+// digest and is made again.
 import { Transform } from 'node:stream';
 
 export class FileCache {

@@ -106,8 +106,8 @@ export async function settledThrough(sql: Sql, pair: string): Promise<Date | nul
 
 /**
  * The SHA-256 of a range's candle rows as candle_page returns them, in order: equal digests, equal
- * rows, so the same file. Rows only move forward (trades and FX rates are appended, never edited),
- * so a digest read before a file's rows never names newer rows than the file holds.
+ * rows. Rows only move forward (trades and FX rates are appended, never edited), so rows read after
+ * the digest are the same or newer, never older.
  */
 export async function candlesDigest(sql: Sql, pair: string, interval: string, from: Date, to: Date): Promise<string> {
   const [row] = await sql<{ digest: string }[]>`

@@ -1,7 +1,8 @@
 // GET /v1/exports/candles: a month of one pair's candles as one file, gzipped CSV or Parquet, for
 // Builder and up; one request, however many rows. The file is made while it is sent, a statement of
-// rows at a time (never the month in memory), and is the same bytes for the same candles, so its
-// SHA-256 (an RFC 9530 Content-Digest trailer; a HEAD's header) names its content.
+// rows at a time (never the month's rows in memory), and is the same bytes for the same candles, so
+// its SHA-256 (an RFC 9530 Content-Digest trailer; a HEAD's header) names its content. A complete
+// month's file is kept once made (api/file-cache.ts).
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { candleCsv, candleParquet } from '../candle-files.js';
@@ -87,18 +88,18 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     // a complete month's file is kept once made, under its rows' digest (api/file-cache.ts)
     const cacheKey = complete && deps.files.maxBytes > 0 ? `${pair.pair}|${interval}|${q.month}|${q.format}|${full}|${await candlesDigest(deps.sql, pair.pair, interval, from, to)}` : null;
     const cached = cacheKey ? deps.files.get(cacheKey) : undefined;
+    const file = cached ? Readable.from([cached]) : await makeFile(deps, pair, interval, q.month, q.format, full, from, to, cacheKey);
+    const head = ctx.method === 'HEAD' ? await digestOf(file) : null; // a failure until here is still an error answer, without a file's headers
     ctx.set({
       'Content-Disposition': `attachment; filename="${pair.pair}-${interval}-${q.month}${complete ? '' : '-partial'}.${format.extension}"`,
       'X-Export-Complete': String(complete),
       'X-Export-Cache': cached ? 'hit' : 'miss',
     });
     ctx.type = format.type;
-    const file = cached ? Readable.from([cached]) : await makeFile(deps, pair, interval, q.month, q.format, full, from, to, cacheKey);
-    if (ctx.method === 'HEAD') {
-      const { length, digest } = await digestOf(file); // a failure here is still an error answer
+    if (head) {
       ctx.body = '';
-      ctx.set('Content-Digest', digest);
-      ctx.length = length;
+      ctx.set('Content-Digest', head.digest);
+      ctx.length = head.length;
       return;
     }
     sendStream(ctx, withDigestTrailer(ctx, file));

@@ -31,12 +31,10 @@ export function reduce(r: Rational): Rational {
 /** Denominators past this are reduced after an addition; below it reducing costs more than it saves. */
 const REDUCE_ABOVE = 10n ** 120n;
 
-const POWERS = [1n];
-/** 10^k, k >= 0, computed once. */
-export function pow10(k: number): bigint {
-  while (POWERS.length <= k) POWERS.push(POWERS.at(-1)! * 10n);
-  return POWERS[k]!;
-}
+/** The powers of ten kept: enough for any decimal the venues send and its products. */
+const POWERS = Array.from({ length: 128 }, (_, k) => 10n ** BigInt(k));
+/** 10^k, k >= 0. */
+export const pow10 = (k: number): bigint => POWERS[k] ?? 10n ** BigInt(k);
 
 export const ZERO = rational(0n);
 export const ONE = rational(1n);

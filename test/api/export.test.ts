@@ -424,6 +424,35 @@ describe('a month streamed while it is read', () => {
     expect(res.body).toMatchObject({ error: 'service_unavailable', status: 503 });
   });
 
+  it('keeps no file whose making failed, and answers a failure before the first byte without a file name', async () => {
+    // an API that keeps complete months: its first candle_page statement is the rows' digest
+    const keeping = await startTestApi({ db: { ...t.db, sql: held.sql } });
+    try {
+      const path = `/v1/exports/candles?pair=BTCNGN&month=${month}&interval=5m&format=csv`;
+      held.reset();
+      held.state.failAt = 2; // the first rows
+      const refused = await raw(path, keeping.keys.builder, {}, 'GET', keeping);
+      expect(refused.status).toBe(503);
+      expect(refused.headers['content-disposition']).toBeUndefined(); // `curl -OJ` saves no error as a .csv.gz
+      expect(JSON.parse(refused.bytes.toString())).toMatchObject({ error: 'service_unavailable', status: 503 });
+
+      held.reset();
+      held.state.failAt = 3; // the second statement of rows, once the file has begun
+      const cut = await raw(path, keeping.keys.builder, {}, 'GET', keeping).catch((err: Error) => err);
+      expect((cut as NodeJS.ErrnoException).code).toBe('ECONNRESET');
+
+      held.reset();
+      const made = await raw(path, keeping.keys.builder, {}, 'GET', keeping);
+      expect(made.headers['x-export-cache']).toBe('miss'); // neither failure left a file behind
+      const again = await raw(path, keeping.keys.builder, {}, 'GET', keeping);
+      expect(again.headers['x-export-cache']).toBe('hit');
+      expect(again.bytes.equals(made.bytes)).toBe(true);
+    } finally {
+      held.reset();
+      await keeping.close();
+    }
+  });
+
   it('logs a download the client cancelled as the client leaving, not as a failure', async () => {
     held.reset();
     held.state.free = 1;
