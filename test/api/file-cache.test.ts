@@ -41,5 +41,11 @@ describe('FileCache', () => {
     }
     await expect(pipeline(Readable.from(failing()), cache.keeper('cut'), sink())).rejects.toThrow('went away');
     expect(cache.get('cut')).toBeUndefined();
+
+    // larger than the cache: passed on whole, not kept
+    let passed = 0;
+    await pipeline(Readable.from([bytes(600), bytes(600)]), cache.keeper('large'), new Writable({ write: (c: Buffer, _e, done) => ((passed += c.length), done()) }));
+    expect(passed).toBe(1_200);
+    expect(cache.get('large')).toBeUndefined();
   });
 });
