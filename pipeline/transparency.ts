@@ -1,22 +1,25 @@
 // What the pipeline writes into the transparency log (lib/transparency/): an entry for every
 // certificate, fixing and restatement, appended in the transaction that stores it, so none exists
-// without its entry; and a signed tree head after every publish (docs/methodology.md, section 16).
+// without its entry; and a signed tree head after every publish that logged one (docs/methodology.md,
+// section 16).
 import type { Sql, Tx } from '../lib/db/connect.js';
 import { timestamp } from '../lib/format.js';
 import type { CertificateSigner } from '../lib/signer.js';
-import { appendEntries, publishHead } from '../lib/transparency/log.js';
+import { appendEntries, latestHead, publishHead, treeSize, type NewEntry } from '../lib/transparency/log.js';
 import type { Issued } from './certify/issue.js';
 import type { Restatement } from './restate.js';
 
 /** A certificate's or fixing's entry: what it certifies, and the hashes that commit to the rest. */
+export const issuedEntry = (i: Omit<Issued, 'date'>): NewEntry => ({
+  id: i.id,
+  kind: i.kind,
+  entry: { id: i.id, kind: i.kind, pair: i.pair, time: i.time, rate: i.rate, certificate_sha256: i.certificateSha256, bundle_sha256: i.bundleSha256 },
+});
+
 export async function logIssued(tx: Tx, issued: readonly Issued[]): Promise<void> {
   await appendEntries(
     tx,
-    issued.map((i) => ({
-      id: i.id,
-      kind: i.kind,
-      entry: { id: i.id, kind: i.kind, pair: i.pair, time: i.time, rate: i.rate, certificate_sha256: i.certificateSha256, bundle_sha256: i.bundleSha256 },
-    })),
+    issued.map(issuedEntry),
   );
 }
 
@@ -32,7 +35,12 @@ export async function logRestatement(tx: Tx, r: Restatement): Promise<void> {
   ]);
 }
 
-/** Signs the tree as it stands with the certificate key. */
-export function signHead(sql: Sql, signer: CertificateSigner, now: Date) {
+/**
+ * Signs the tree as it stands with the certificate key, when it has grown since the last head or
+ * a new UTC day has begun: a cycle that logged nothing adds no head to the day's list.
+ */
+export async function signHead(sql: Sql, signer: CertificateSigner, now: Date) {
+  const latest = await latestHead(sql);
+  if (latest && latest.treeSize === (await treeSize(sql)) && latest.timestamp.slice(0, 10) === timestamp(now).slice(0, 10)) return latest;
   return publishHead(sql, (payload) => ({ signature: signer.ed25519(payload), keyId: signer.keyId }), now);
 }

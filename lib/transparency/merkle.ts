@@ -43,10 +43,6 @@ export function nodeHash(left: Uint8Array, right: Uint8Array): Hash {
   return sha256(NODE_PREFIX, left, right);
 }
 
-// Sizes and indexes go past 2^31, where JavaScript's bit operators stop working: plain arithmetic.
-const half = (n: number) => Math.floor(n / 2);
-const isOdd = (n: number) => n % 2 === 1;
-
 /** The largest power of two smaller than n (n >= 2): the RFC's split point k. */
 export function splitPoint(n: number): number {
   let k = 1;
@@ -204,86 +200,4 @@ export function appendLeaves(size: number, subtree: SubtreeHash, leaves: readonl
   }
   const byLevel = new Map(stack.map((s) => [s.level, s.hash]));
   return { nodes, root: rootAt(n, (level) => byLevel.get(level)!) };
-}
-
-/** Whether two hashes are the same bytes. */
-const same = (a: Uint8Array, b: Uint8Array) => a.length === b.length && Buffer.compare(a, b) === 0;
-
-/** RFC 9162 section 2.1.3.2: whether `path` proves the leaf hash is leaf `index` of the tree with `root`. */
-export function verifyInclusion(index: number, size: number, leaf: Uint8Array, path: readonly Uint8Array[], root: Uint8Array): boolean {
-  // 1. the index must lie inside the tree
-  if (!Number.isSafeInteger(index) || !Number.isSafeInteger(size) || index < 0 || index >= size) return false;
-  // 2.-3.
-  let fn = index;
-  let sn = size - 1;
-  let r: Uint8Array = leaf;
-  // 4.
-  for (const p of path) {
-    if (sn === 0) return false;
-    if (isOdd(fn) || fn === sn) {
-      r = nodeHash(p, r);
-      if (!isOdd(fn)) {
-        while (!isOdd(fn) && fn !== 0) {
-          fn = half(fn);
-          sn = half(sn);
-        }
-      }
-    } else {
-      r = nodeHash(r, p);
-    }
-    fn = half(fn);
-    sn = half(sn);
-  }
-  // 5.
-  return sn === 0 && same(r, root);
-}
-
-/**
- * RFC 9162 section 2.1.4.2: whether `proof` shows the tree of `first` leaves with `firstRoot` is a
- * prefix of the tree of `second` leaves with `secondRoot`. The RFC's steps need first < second; two
- * equal sizes are consistent exactly when the roots are equal and the proof is empty.
- */
-export function verifyConsistency(first: number, second: number, firstRoot: Uint8Array, secondRoot: Uint8Array, proof: readonly Uint8Array[]): boolean {
-  if (!Number.isSafeInteger(first) || !Number.isSafeInteger(second) || first < 1 || first > second) return false;
-  if (first === second) return proof.length === 0 && same(firstRoot, secondRoot);
-  // 1.
-  if (proof.length === 0) return false;
-  // 2. a first tree of 2^k leaves is itself a node of the second: the proof leaves it out
-  const path = isPowerOfTwo(first) ? [firstRoot, ...proof] : [...proof];
-  // 3.
-  let fn = first - 1;
-  let sn = second - 1;
-  // 4.
-  while (isOdd(fn)) {
-    fn = half(fn);
-    sn = half(sn);
-  }
-  // 5.
-  let fr: Uint8Array = path[0]!;
-  let sr: Uint8Array = path[0]!;
-  // 6.
-  for (const c of path.slice(1)) {
-    if (sn === 0) return false;
-    if (isOdd(fn) || fn === sn) {
-      fr = nodeHash(c, fr);
-      sr = nodeHash(c, sr);
-      if (!isOdd(fn)) {
-        while (!isOdd(fn) && fn !== 0) {
-          fn = half(fn);
-          sn = half(sn);
-        }
-      }
-    } else {
-      sr = nodeHash(sr, c);
-    }
-    fn = half(fn);
-    sn = half(sn);
-  }
-  // 7.
-  return same(fr, firstRoot) && same(sr, secondRoot) && sn === 0;
-}
-
-function isPowerOfTwo(n: number): boolean {
-  while (n > 1 && !isOdd(n)) n = half(n);
-  return n === 1;
 }

@@ -17,6 +17,8 @@ import {
   treeSize,
   type NewEntry,
 } from '../../../lib/transparency/log.js';
+import type { CertificateSigner } from '../../../lib/signer.js';
+import { signHead } from '../../../pipeline/transparency.js';
 import { openTestDatabase } from '../../support/db.js';
 import { H, rfcLeafHash, rfcVerifyConsistency, rfcVerifyInclusion, rootOfEntries } from '../../support/rfc9162.js';
 
@@ -210,6 +212,18 @@ describe('signed tree heads', () => {
     for (const h of [...(await headsOfDay(db.sql, '2030-01-01')), ...today]) {
       expect(crypto.verify(null, Buffer.from(h.signedPayload), keys.publicKey, Buffer.from(h.signature, 'base64'))).toBe(true);
     }
+  });
+
+  it('are signed by the pipeline when the tree has grown or a UTC day has begun, not after every cycle', async () => {
+    const signer = { ed25519: (payload: string) => sign(payload).signature, keyId: 'k1' } as unknown as CertificateSigner;
+    const first = await signHead(db.sql, signer, at('2030-01-05T10:00:00Z')); // a new day
+    expect(await signHead(db.sql, signer, at('2030-01-05T10:01:00Z'))).toEqual(first); // nothing logged since
+    await append(db.sql, [{ id: 'HEAD-TEST-1', kind: 'certificate', entry: { id: 'HEAD-TEST-1' } }]);
+    const grown = await signHead(db.sql, signer, at('2030-01-05T10:02:00Z'));
+    expect(grown.treeSize).toBe(first.treeSize + 1);
+    expect((await headsOfDay(db.sql, '2030-01-05')).map((h) => h.treeSize)).toEqual([first.treeSize, grown.treeSize]);
+    const nextDay = await signHead(db.sql, signer, at('2030-01-06T00:00:30Z'));
+    expect([nextDay.treeSize, nextDay.timestamp]).toEqual([grown.treeSize, '2030-01-06T00:00:30+00:00']);
   });
 
   it('a kept head cannot be deleted or changed', async () => {
