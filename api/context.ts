@@ -15,6 +15,7 @@ import type { PublicLimit } from './public-limit.js';
 import type { EventStreams } from './sse.js';
 import type { Redis } from 'ioredis';
 import type { Lookup } from '../lib/webhooks/addresses.js';
+import type { SecretBox } from '../lib/webhooks/secrets.js';
 
 export type { AppContext, AppRouter, AppState, Customer } from './request.js';
 
@@ -48,6 +49,8 @@ export interface AppDeps {
   /** The service's Prometheus metrics, when they are on (METRICS_PORT): every answered request. */
   readonly observer?: RequestObserver;
   readonly signer: CertificateSigner;
+  /** Seals webhook endpoints' signing secrets (WEBHOOK_SECRET_KEY, or the key kept in var/keys/). */
+  readonly webhookSecrets: SecretBox;
   readonly startedAt: Date;
   /** The public pairs, by identifier (loaded from the pairs table at start). */
   readonly pairs: ReadonlyMap<string, PairInfo>;

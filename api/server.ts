@@ -8,6 +8,7 @@ import type { Sql } from '../lib/db/connect.js';
 import { ReadRouter } from '../lib/db/replicas.js';
 import type { Logger } from '../lib/log.js';
 import type { Lookup } from '../lib/webhooks/addresses.js';
+import { createSecretBox, type SecretBox } from '../lib/webhooks/secrets.js';
 import { createApp } from './app.js';
 import { createSigner, registerSigningKey, type CertificateSigner } from '../lib/signer.js';
 import type { AppDeps, PairInfo } from './context.js';
@@ -34,7 +35,7 @@ const SHUTDOWN_GRACE_MS = 5_000;
  * opts.read: the read replicas (lib/db/replicas.ts openReadRouter), opened and closed by the caller;
  * without it every read runs on `sql`. A snapshot passed in must have been given it as its fence.
  */
-export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { snapshot?: LiveSnapshot; read?: ReadRouter; signer?: CertificateSigner; redis?: Redis | null; namespace?: string; now?: () => number; webhookLookup?: Lookup; observer?: RequestObserver } = {}): Promise<AppDeps> {
+export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { snapshot?: LiveSnapshot; read?: ReadRouter; signer?: CertificateSigner; webhookSecrets?: SecretBox; redis?: Redis | null; namespace?: string; now?: () => number; webhookLookup?: Lookup; observer?: RequestObserver } = {}): Promise<AppDeps> {
   const redis = opts.redis !== undefined ? opts.redis : config.redisUrl ? connectRedis(config.redisUrl, log) : null;
   const pairs = await sql<PairInfo[]>`SELECT pair, base, quote FROM pairs WHERE visibility = 'public' ORDER BY pair`;
   const read = opts.read ?? ReadRouter.primaryOnly(sql);
@@ -57,6 +58,7 @@ export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { s
     files: new FileCache(config.exportCacheMb * 1024 * 1024),
     observer: opts.observer,
     signer,
+    webhookSecrets: opts.webhookSecrets ?? createSecretBox({ keyHex: config.webhookSecretKey, keyDir: path.join(config.varDir, 'keys') }),
     liveJson: new LiveJsonCache(snapshot, signer),
     startedAt: new Date(),
     pairs: new Map(pairs.map((p) => [p.pair, p])),

@@ -62,6 +62,8 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
   try {
     metrics?.watchDatabase({ sql: db.sql, kind: db.kind, maxConnections: db.sql.options.max, webhooks: config.role !== 'api' });
     const signer = createSigner({ hmacSecret: config.certSecret, ed25519PrivateKeyPem: config.certEd25519Key, keyDir: path.join(config.varDir, 'keys') });
+    // webhook signing secrets are sealed by the API and opened by the delivery worker with one box
+    const webhookSecrets = createSecretBox({ keyHex: config.webhookSecretKey, keyDir: path.join(config.varDir, 'keys') });
     // the API's read replicas (DATABASE_READ_URL); a pipeline-only process reads the primary alone
     const read = await openReadRouter(db.sql, config.role === 'pipeline' ? { ...config, databaseReadUrls: [] } : config, log);
     closers.push(['read replicas', () => read.close()]);
@@ -71,7 +73,7 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
     if (snapshot) {
       closers.push(['snapshot', () => snapshot.stop()]);
       await snapshot.refresh();
-      const deps = await buildDeps(config, log, db.sql, { snapshot, read, signer, observer: metrics?.requestObserver });
+      const deps = await buildDeps(config, log, db.sql, { snapshot, read, signer, webhookSecrets, observer: metrics?.requestObserver });
       closers.push(['redis', () => deps.redis?.disconnect()]);
       metrics?.watchApi({ streams: () => deps.streams.size, redis: deps.redis });
       api = await startApi(deps);
@@ -100,11 +102,10 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
         },
       );
       // webhook deliveries: a loop of their own, never inside a cycle or a request
-      const secrets = createSecretBox({ keyHex: config.webhookSecretKey, keyDir: path.join(config.varDir, 'keys') });
       const webhooks = new WebhookWorker({
         sql: db.sql,
         log,
-        secrets,
+        secrets: webhookSecrets,
         allowPrivate: config.webhooksAllowPrivate,
         onAttempt: metrics ? (delivered, seconds) => metrics.webhookAttempt(delivered, seconds) : undefined,
       });
@@ -146,11 +147,13 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
         metrics: metrics?.pipelineObserver,
       });
       const p = pipeline;
-      // live rates for webhook alerts in a pipeline-only process, read only when an endpoint watches them
+      // live rates for webhook alerts in a pipeline-only process, read only when an endpoint watches
+      // them; one snapshot kept across cycles, so its outlier rule remembers who is out as the API's does
+      let alertRates: LiveSnapshot | null = null;
       async function ratesNow(): Promise<LiveSnapshot> {
-        const rates = new LiveSnapshot(db.sql, log);
-        await rates.refresh();
-        return rates;
+        alertRates ??= new LiveSnapshot(db.sql, log);
+        await alertRates.refresh();
+        return alertRates;
       }
       closers.push(['pipeline', () => p.stop()]);
     } else {

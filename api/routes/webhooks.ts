@@ -4,7 +4,6 @@
 // rotation. The URL must resolve to public addresses only (lib/webhooks/addresses.ts; checked again
 // at every delivery). Events are delivered by the pipeline's worker (pipeline/webhooks/worker.ts):
 // nothing here waits for an endpoint. An endpoint of another customer is 404, as if it did not exist.
-import path from 'node:path';
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { ApiError, validationError } from '../errors.js';
 import { timestamp } from '../../lib/format.js';
@@ -27,7 +26,7 @@ import { tierLabel, TIERS, type Tier } from '../tiers.js';
 import { PAIR, parseBody, parseParams, parseQuery } from '../validate.js';
 import { checkTarget, RefusedUrl } from '../../lib/webhooks/addresses.js';
 import { DIVERGENCE_PCT, emitEvent, EVENT_TYPES, HEARTBEAT_SECONDS, STALE_SECONDS, TEST_EVENT, WEBHOOK_PLANS, type EventType } from '../../lib/webhooks/events.js';
-import { createSecretBox, newSigningSecret, secretPrefix, type SecretBox } from '../../lib/webhooks/secrets.js';
+import { newSigningSecret, secretPrefix } from '../../lib/webhooks/secrets.js';
 import { caller } from './account.js';
 
 /** After a rotation, deliveries are signed with the previous secret too for this long. */
@@ -76,17 +75,6 @@ export const operations: Operation[] = [
 ];
 
 const ONCE = 'Store this signing secret now: it is shown only once. Verify each delivery with it (README, "Webhooks": Afrates-Signature, HMAC-SHA256 of "<t>.<body>").';
-
-const boxes = new WeakMap<AppDeps, SecretBox>();
-/** The box this API's secrets are sealed with (WEBHOOK_SECRET_KEY, or the key kept in var/keys/). */
-function secretBoxOf(deps: AppDeps): SecretBox {
-  let box = boxes.get(deps);
-  if (!box) {
-    box = createSecretBox({ keyHex: deps.config.webhookSecretKey, keyDir: path.join(deps.config.varDir, 'keys') });
-    boxes.set(deps, box);
-  }
-  return box;
-}
 
 const time = (d: Date | null) => (d ? timestamp(d) : null);
 
@@ -171,7 +159,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     await checkUrl(deps, s.url);
     const secret = newSigningSecret();
     const max = WEBHOOK_PLANS[tier].endpoints;
-    const row = await q.createEndpoint(deps.sql, customerId, s, { sealed: secretBoxOf(deps).seal(secret), prefix: secretPrefix(secret) }, max, new Date());
+    const row = await q.createEndpoint(deps.sql, customerId, s, { sealed: deps.webhookSecrets.seal(secret), prefix: secretPrefix(secret) }, max, new Date());
     if (!row) throw new ApiError(409, 'conflict', `This account has ${max} webhook endpoints, the most the ${tierLabel(tier)} tier allows: delete one first.`);
     ctx.status = 201;
     ctx.body = { endpoint: present(row, Date.now()), secret, message: ONCE } satisfies AccountWebhookSecretResponse;
@@ -213,7 +201,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const { customerId } = account(ctx);
     const secret = newSigningSecret();
     const now = new Date();
-    const row = await q.rotateSecret(deps.sql, customerId, id, { sealed: secretBoxOf(deps).seal(secret), prefix: secretPrefix(secret) }, new Date(now.getTime() + PREVIOUS_SECRET_MS), now);
+    const row = await q.rotateSecret(deps.sql, customerId, id, { sealed: deps.webhookSecrets.seal(secret), prefix: secretPrefix(secret) }, new Date(now.getTime() + PREVIOUS_SECRET_MS), now);
     if (!row) throw noSuchEndpoint(id);
     ctx.body = {
       endpoint: present(row, Date.now()),

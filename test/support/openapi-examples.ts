@@ -12,9 +12,8 @@ import type { Operation } from '../../api/operation.js';
 import { operationIdOf, type Example, type ExamplesFile } from '../../api/routes/openapi.js';
 import { operations } from '../../api/routes/index.js';
 import { tierLabel, type Tier } from '../../api/tiers.js';
-import { append, latestHead, publishHead, treeSize } from '../../lib/transparency/log.js';
+import { latestHead, publishHead } from '../../lib/transparency/log.js';
 import type { Lookup } from '../../lib/webhooks/addresses.js';
-import { createSecretBox } from '../../lib/webhooks/secrets.js';
 import { refreshAggregates } from '../../lib/db/refresh.js';
 import { restate } from '../../pipeline/restate.js';
 import { recordLateTrades } from '../../pipeline/settle.js';
@@ -137,12 +136,7 @@ async function* callsFor(t: TestApi): AsyncGenerator<Call, void, Captured> {
     yield ok('getCertificatesPairTimestampBundle', 'example', 'enterprise', `/v1/certificates/BTCNGN/${encodeURIComponent(first.timestamp)}/bundle`);
   }
 
-  // the transparency log: the certificates issued above, logged, and a signed head
-  if ((await treeSize(t.db.sql)) === 0) {
-    const issued = await t.db.sql<{ body: string }[]>`SELECT body FROM certificates ORDER BY bucket, pair LIMIT 50`;
-    const certs = issued.map((r) => JSON.parse(r.body) as { certificate_id: string });
-    await append(t.db.sql, certs.map((c) => ({ id: c.certificate_id, kind: 'certificate' as const, entry: c })));
-  }
+  // the transparency log: the certificates issued above, logged as they were issued, and a signed head
   if (!(await latestHead(t.db.sql))) await publishHead(t.db.sql, (p) => ({ signature: t.api.deps.signer.ed25519(p), keyId: t.api.deps.signer.keyId }), new Date());
   const head = (yield ok('getTransparencyHead', 'example', null, '/v1/transparency/head')).value as { tree_size: number };
   yield ok('getTransparencyHeads', 'example', null, `/v1/transparency/heads?date=${day(0)}`);
@@ -221,9 +215,7 @@ const REBOUND_LOOKUP: Lookup = async () => [{ address: '10.0.0.7', family: 4 }];
 
 /** One pass of the delivery worker, as the service runs it. */
 async function deliverOnce(t: TestApi): Promise<void> {
-  const { config } = t.api.deps;
-  const secrets = createSecretBox({ keyHex: config.webhookSecretKey, keyDir: path.join(config.varDir, 'keys') });
-  const worker = new WebhookWorker({ sql: t.db.sql, log: testLog, secrets, allowPrivate: false, lookup: REBOUND_LOOKUP });
+  const worker = new WebhookWorker({ sql: t.db.sql, log: testLog, secrets: t.api.deps.webhookSecrets, allowPrivate: false, lookup: REBOUND_LOOKUP });
   await worker.runOnce();
   await worker.stop();
 }
