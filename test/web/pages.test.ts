@@ -14,6 +14,7 @@ import { insertTrades } from '../../pipeline/store.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { openStream } from '../api/sse-client.js';
 import { axeViolations, canvasDrawn, ensureWebBuilt, launch, type Browser } from './browser.js';
+import { fixingSlot, type FixingKind } from '../../lib/methodology/fixings.js';
 
 const SHOTS = path.resolve(import.meta.dirname, '../../var/screenshots');
 const KEY = /^afr_live_[0-9A-Za-z]{32}$/;
@@ -143,12 +144,16 @@ describe('the dashboard', () => {
 
   it("shows the chosen pair's daily fixings as a chart and newest first in a table", async () => {
     await page.waitForSelector('#fixings-chart[data-fixings]');
-    const published = await t.db.sql<{ id: string }[]>`SELECT id FROM fixings WHERE pair = 'BTCNGN' ORDER BY time DESC`;
+    const published = await t.db.sql<{ id: string; kind: FixingKind; date: string }[]>`SELECT id, kind, date::text FROM fixings WHERE pair = 'BTCNGN' ORDER BY time DESC`;
     expect(published.length).toBeGreaterThan(0);
     expect(Number(await page.getAttribute('#fixings-chart', 'data-fixings'))).toBe(published.length);
     await expect.poll(() => canvasDrawn(page, '#fixings-chart')).toBe(true);
     const rows = await page.$$eval('#fixings tbody tr[data-fixing]', (trs) => trs.map((tr) => (tr as HTMLElement).dataset.fixing));
     expect(rows).toEqual(published.slice(0, 14).map((r) => r.id));
+    // each named by its time on its own clock, as the methodology's slot says it ("16:00 Lagos", "00:00 UTC")
+    const names = await page.$$eval('#fixings tbody tr[data-fixing] td:nth-child(2)', (tds) => tds.map((td) => td.textContent));
+    const slots = published.slice(0, 14).map((r) => fixingSlot(r.kind, 'NGN', r.date));
+    expect(names).toEqual(slots.map((f) => `${f.localTime.slice(11, 16)} ${f.zone.replace('Africa/', '')}`));
     await accessible(page);
   });
 

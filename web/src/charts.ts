@@ -98,7 +98,7 @@ export class UsageChart {
   }
 }
 
-/** The daily fixings of one pair: the local 16:00 fixing and the 00:00 UTC one, a line each. */
+/** The daily fixings of one pair: the fixing on its home clock and the UTC one, a line each. */
 export class FixingChart {
   private readonly chart: IChartApi;
   private readonly local;
@@ -106,16 +106,18 @@ export class FixingChart {
 
   constructor(container: HTMLElement) {
     this.chart = createChart(container, { ...BASE, timeScale: { timeVisible: true, secondsVisible: false } });
-    this.local = this.chart.addSeries(LineSeries, { color: '#0b5d4b', lineWidth: 2, title: '16:00 local', pointMarkersVisible: true });
-    this.utc = this.chart.addSeries(LineSeries, { color: '#8a5a00', lineWidth: 2, title: '00:00 UTC', pointMarkersVisible: true });
+    this.local = this.chart.addSeries(LineSeries, { color: '#0b5d4b', lineWidth: 2, title: 'local', pointMarkersVisible: true });
+    this.utc = this.chart.addSeries(LineSeries, { color: '#8a5a00', lineWidth: 2, title: 'UTC', pointMarkersVisible: true });
   }
 
-  show(fixings: readonly { kind: 'local' | 'utc'; time: string; rate: number | null }[]): void {
+  /** `name`: a fixing's title, its time on its own clock ("16:00 Lagos"). */
+  show<F extends { kind: 'local' | 'utc'; time: string; rate: number | null }>(fixings: readonly F[], name: (f: F) => string): void {
     const last = [...fixings].reverse().find((f) => f.rate !== null)?.rate ?? 0;
     const precision = last >= 1000 ? 0 : last >= 1 ? 2 : 6;
     const priceFormat = { type: 'price' as const, precision, minMove: 10 ** -precision };
     for (const [series, kind] of [[this.local, 'local'], [this.utc, 'utc']] as const) {
-      series.applyOptions({ priceFormat });
+      const one = fixings.find((f) => f.kind === kind);
+      series.applyOptions(one ? { priceFormat, title: name(one) } : { priceFormat });
       series.setData(fixings.filter((f) => f.kind === kind && f.rate !== null).map((f) => ({ time: seconds(f.time), value: f.rate! })));
     }
     this.chart.timeScale().fitContent();

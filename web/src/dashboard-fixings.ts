@@ -1,6 +1,6 @@
 // The dashboard's daily fixings: the chosen pair's fixings of the last 30 days (GET /v1/fixings),
-// drawn as two lines (16:00 on the quote currency's home clock, 00:00 UTC) and listed newest first
-// with what the key's tier sees of each.
+// drawn as two lines (the fixing on the quote currency's home clock, the UTC one; their times as the
+// API gives them) and listed newest first with what the key's tier sees of each.
 import { call, errorText } from './api.js';
 import { FixingChart } from './charts.js';
 import { byId, cell, el } from './dom.js';
@@ -27,6 +27,9 @@ let loadSeq = 0;
 
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
+/** "16:00 Lagos", "00:00 UTC": the fixing's time on its own clock, as the API gives it. */
+export const fixingName = (f: Pick<Fixing, 'kind' | 'zone' | 'local_time'>) => `${f.local_time.slice(11, 16)} ${f.kind === 'local' ? f.zone.replace('Africa/', '') : 'UTC'}`;
+
 export async function showFixings(key: string, pair: string): Promise<void> {
   const seq = ++loadSeq;
   const note = byId('fixings-note');
@@ -37,7 +40,7 @@ export async function showFixings(key: string, pair: string): Promise<void> {
     const res = await call<{ fixings: Fixing[] }>(`/v1/fixings?${params}`, { key });
     if (seq !== loadSeq) return; // a newer choice is loading
     chart ??= new FixingChart(byId('fixings-chart'));
-    chart.show(res.fixings);
+    chart.show(res.fixings, fixingName);
     const rows = el('tbody');
     const newest = [...res.fixings].sort((a, b) => Date.parse(b.time) - Date.parse(a.time));
     for (const f of newest.slice(0, 14)) {
@@ -46,11 +49,11 @@ export async function showFixings(key: string, pair: string): Promise<void> {
           'tr',
           { 'data-fixing': f.fixing_id },
           cell('Day', f.date),
-          cell('Fixing', f.kind === 'local' ? `16:00 ${f.zone.replace('Africa/', '')}` : '00:00 UTC'),
+          cell('Fixing', fixingName(f)),
           cell('Rate', f.rate === null ? el('span', { class: 'muted' }, 'no trade') : fmt.rate(f.rate)),
           cell('Status', el('span', { class: `badge ${f.status}` }, f.status)),
-          cell('Quality', f.data_quality + (typeof f.confidence === 'number' ? `, confidence ${f.confidence.toFixed(2)}` : '')),
-          cell('Restated', f.restated ? el('a', { href: `/v1/restatements?pair=${pair}` }, 'restated') : '–'),
+          cell('Quality', f.data_quality + (typeof f.confidence === 'number' ? `, confidence ${f.confidence}` : '')),
+          cell('Restated', f.restated ? el('a', { href: '/status#restatements' }, 'restated') : '–'),
         ),
       );
     }
