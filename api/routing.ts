@@ -11,8 +11,6 @@ import type { AppState } from './context.js';
 import type { Operation } from './operation.js';
 
 interface Found {
-  /** some route serves this path with this method */
-  readonly exists: boolean;
   /** the operation it is (what says who may call it) */
   readonly operation: Operation | undefined;
   /** the handler to call directly, or null: the router's own dispatch */
@@ -31,7 +29,6 @@ function template(layers: readonly Router.Layer[]): string | null {
 }
 
 export interface Routing {
-  isRoute(path: string, method: string): boolean;
   /** The operation a request is for, when a route serves it. */
   operationOf(path: string, method: string): Operation | undefined;
   /** The template of the route at this path (`/v1/certificates/:pair/:timestamp`), or null. */
@@ -51,7 +48,6 @@ export function memoisedRouting(router: Router<AppState>, operations: readonly O
       const asked = method === 'HEAD' ? 'GET' : method;
       const operation = route ? pathAndMethod.map((l) => byRoute.get(`${asked} ${l.path}`)).find((op) => op !== undefined) : undefined;
       f = {
-        exists: route,
         operation,
         handler: only && only.paramNames.length === 0 && only.stack.length === 1 ? (only.stack[0] as Router.Middleware<AppState>) : null,
         route: template(pathAndMethod) ?? template(atPath),
@@ -63,7 +59,6 @@ export function memoisedRouting(router: Router<AppState>, operations: readonly O
   };
   const dispatch = router.routes() as unknown as Koa.Middleware<AppState>;
   return {
-    isRoute: (path, method) => lookup(path, method).exists,
     operationOf: (path, method) => lookup(path, method).operation,
     routeOf: (path, method) => lookup(path, method).route,
     routes(ctx, next) {

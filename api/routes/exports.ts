@@ -9,11 +9,10 @@ import { candleCsv, candleParquet } from '../candle-files.js';
 import type { AppContext, AppDeps, AppRouter, PairInfo } from '../context.js';
 import { validationError } from '../errors.js';
 import { GZIP_LEVEL } from '../middleware/compress.js';
-import { knownPair, requireInterval, type Operation } from '../operation.js';
+import { knownPair, type Operation } from '../operation.js';
 import { PARQUET_TYPE } from '../parquet.js';
 import { candleChunks, candlesDigest, settledThrough } from '../queries/candles.js';
 import { byteStream, digestOf, sendStream, through, withDigestTrailer } from '../streamed.js';
-import { atLeast } from '../tiers.js';
 import { PAIR, parseQuery } from '../validate.js';
 
 const MONTH = { type: 'string', pattern: '^20\\d{2}-(0[1-9]|1[0-2])$', maxLength: 7, description: 'month, YYYY-MM (UTC), from 2000-01 to the current one' } as const;
@@ -66,7 +65,6 @@ export const operations: Operation[] = [
       Trailer: { description: 'Content-Digest: the trailer that follows the body (not on HEAD, which has the digest in its headers).', schema: { type: 'string' } },
       'Content-Digest': { description: 'HEAD only (a GET sends it as a trailer): `sha-256=:<base64>:`, the SHA-256 of the file (RFC 9530).', schema: { type: 'string' } },
     },
-    errors: ['interval_not_available'],
   },
 ];
 
@@ -75,7 +73,6 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const q = parseQuery(query, ctx);
     const pair = knownPair(deps, q.pair, 'pair');
     const interval = q.interval as '5m' | '1h' | '1d';
-    requireInterval(ctx, interval);
     // Builder and up reach the whole history (TIER_RULES): no month is too old
     const from = new Date(`${q.month}-01T00:00:00Z`);
     const to = new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth() + 1, 1));
@@ -83,12 +80,11 @@ export function mount(router: AppRouter, deps: AppDeps): void {
 
     const settled = await settledThrough(deps.sql, pair.pair);
     const complete = settled !== null && settled.getTime() >= to.getTime();
-    const full = atLeast(ctx.state.customer!.tier, 'builder');
     const format = FORMATS[q.format as keyof typeof FORMATS];
     // a complete month's file is kept once made, under its rows' digest (api/file-cache.ts)
-    const cacheKey = complete && deps.files.maxBytes > 0 ? `${pair.pair}|${interval}|${q.month}|${q.format}|${full}|${await candlesDigest(deps.sql, pair.pair, interval, from, to)}` : null;
+    const cacheKey = complete && deps.files.maxBytes > 0 ? `${pair.pair}|${interval}|${q.month}|${q.format}|${await candlesDigest(deps.sql, pair.pair, interval, from, to)}` : null;
     const cached = cacheKey ? deps.files.get(cacheKey) : undefined;
-    const file = cached ? Readable.from([cached]) : await makeFile(deps, pair, interval, q.month, q.format, full, from, to, cacheKey);
+    const file = cached ? Readable.from([cached]) : await makeFile(deps, pair, interval, q.month, q.format, from, to, cacheKey);
     const head = ctx.method === 'HEAD' ? await digestOf(file) : null; // a failure until here is still an error answer, without a file's headers
     ctx.set({
       'Content-Disposition': `attachment; filename="${pair.pair}-${interval}-${q.month}${complete ? '' : '-partial'}.${format.extension}"`,
@@ -106,12 +102,15 @@ export function mount(router: AppRouter, deps: AppDeps): void {
   });
 }
 
-/** The month's file as it is made from its candles, kept under `cacheKey` once whole (null: not kept). */
-async function makeFile(deps: AppDeps, pair: PairInfo, interval: '5m' | '1h' | '1d', month: string, format: string, full: boolean, from: Date, to: Date, cacheKey: string | null): Promise<Readable> {
+/**
+ * The month's file as it is made from its candles, kept under `cacheKey` once whole (null: not
+ * kept). Every column: the route is for Builder and up, who see them all.
+ */
+async function makeFile(deps: AppDeps, pair: PairInfo, interval: '5m' | '1h' | '1d', month: string, format: string, from: Date, to: Date, cacheKey: string | null): Promise<Readable> {
   const chunks = await candleChunks(deps.sql, { pair: pair.pair, interval, from, to, after: null, limit: MONTH_ROWS_MAX });
   const made =
     format === 'parquet'
-      ? byteStream(candleParquet(chunks, pair, full, { 'afrates.pair': pair.pair, 'afrates.interval': interval, 'afrates.month': month }))
-      : through(byteStream(candleCsv(chunks, pair, full)), zlib.createGzip({ level: FILE_GZIP_LEVEL }));
+      ? byteStream(candleParquet(chunks, pair, true, { 'afrates.pair': pair.pair, 'afrates.interval': interval, 'afrates.month': month }))
+      : through(byteStream(candleCsv(chunks, pair, true)), zlib.createGzip({ level: FILE_GZIP_LEVEL }));
   return cacheKey ? through(made, deps.files.keeper(cacheKey)) : made;
 }
