@@ -22,8 +22,12 @@ import postgres from 'postgres';
 import { createPool, type Sql } from '../lib/db/connect.js';
 import { startEmbedded, type EmbeddedDatabase } from '../lib/db/embedded/index.js';
 import { SQL_DIR } from '../lib/db/migrate.js';
+import { canonicalJson } from '../lib/signer.js';
 import { append, consistencyProofOf, entryAt, inclusionProofOf, rootOf, treeSize, type NewEntry } from '../lib/transparency/log.js';
-import { EMPTY_ROOT, appendLeaves, leafHash, verifyConsistency, verifyInclusion } from '../lib/transparency/merkle.js';
+import { EMPTY_ROOT, appendLeaves, leafHash } from '../lib/transparency/merkle.js';
+// the verifier customers run (verify/afrates-verify.mjs): its RFC 9162 checks
+import { verifyConsistency, verifyInclusion } from '../verify/afrates-verify.mjs';
+import { issuedEntry } from '../pipeline/transparency.js';
 import { rng } from '../test/support/market.js';
 import { check, fmt, header, limitRow, machine, percentile, round, runBench, since, table } from './support.js';
 
@@ -37,9 +41,13 @@ const WARM_UP = 5;
 const LIMITS = { proofP99Ms: 10, appendP99Ms: 50 };
 const MIGRATION = fs.readdirSync(path.join(SQL_DIR, 'migrations')).find((f) => f.endsWith('_transparency_log.sql'))!;
 
-/** A 1,100-byte entry, the size of a certificate as issued (api/certificates/issue.ts), made in SQL for leaf i. */
-const ENTRY_SQL = `'{"certificate_id":"BENCH-' || i || '","pad":"' || repeat(md5(i::text), 33) || '"}'`;
-const entryText = (i: number) => `{"certificate_id":"BENCH-${i}","pad":"${crypto.createHash('md5').update(String(i)).digest('hex').repeat(33)}"}`;
+// Entries as the pipeline logs them (pipeline/transparency.ts issuedEntry): canonical JSON of a
+// certificate's id, pair, time, rate and two SHA-256s, about 290 bytes; leaf i's made in SQL and here.
+const md5 = (i: number) => crypto.createHash('md5').update(String(i)).digest('hex');
+const ENTRY_SQL = `'{"bundle_sha256":"' || md5(i::text) || md5((i + 1)::text) || '","certificate_sha256":"' || md5((i + 2)::text) || md5((i + 3)::text) || '","id":"CERT-BTCNGN-' || i || '","kind":"certificate","pair":"BTCNGN","rate":"150123456.7","time":"2026-11-20T10:05:00+00:00"}'`;
+const certificateEntry = (i: number): NewEntry =>
+  issuedEntry({ id: `CERT-BTCNGN-${i}`, kind: 'certificate', pair: 'BTCNGN', time: '2026-11-20T10:05:00+00:00', rate: '150123456.7', certificateSha256: md5(i + 2) + md5(i + 3), bundleSha256: md5(i) + md5(i + 1) });
+const entryText = (i: number) => canonicalJson(certificateEntry(i).entry);
 
 /** A fresh, empty database: its URL and how to get rid of it. */
 async function freshDatabase(): Promise<{ url: string; kind: string; drop(): Promise<void> }> {
@@ -90,7 +98,7 @@ async function buildTree(sql: Sql, n: number, progress: (line: string) => void):
     const end = Math.min(n, from + CHUNK);
     await sql.unsafe(`
       INSERT INTO transparency_entries (leaf_index, entry_id, kind, entry, leaf_hash)
-      SELECT i, 'BENCH-' || i, 'certificate', e, sha256('\\x00'::bytea || convert_to(e, 'UTF8'))
+      SELECT i, 'CERT-BTCNGN-' || i, 'certificate', e, sha256('\\x00'::bytea || convert_to(e, 'UTF8'))
       FROM generate_series(${from}::bigint, ${end - 1}::bigint) AS i, LATERAL (SELECT ${ENTRY_SQL} AS e) AS x`);
     for (let level = 1; level <= CHUNK_LEVELS && 2 ** level <= end - from; level++) {
       await buildLevel(sql, level, from / 2 ** (level - 1), Math.floor(end / 2 ** (level - 1)));
@@ -115,14 +123,13 @@ async function timed(count: number, call: (i: number) => Promise<void>): Promise
   return stats(ms);
 }
 
-const certificateEntry = (i: number): NewEntry => ({ id: `CYCLE-${i}`, kind: 'certificate', entry: { certificate_id: `CYCLE-${i}`, pad: crypto.createHash('md5').update(String(i)).digest('hex').repeat(33) } });
 
 async function main(): Promise<void> {
   const db = await freshDatabase();
   header(`transparency: the RFC 9162 log (lib/transparency/log.ts) on ${db.kind}`, [
-    `tree: ${fmt(LEAVES)} leaves of 1,100-byte entries (a certificate's size), built with set-based SQL (sha256() in the database): per chunk of ${fmt(CHUNK)} leaves one INSERT ... SELECT of entries, then one per level of its subtrees`,
+    `tree: ${fmt(LEAVES)} leaves of entries as the pipeline logs them (about 290 bytes), built with set-based SQL (sha256() in the database): per chunk of ${fmt(CHUNK)} leaves one INSERT ... SELECT of entries, then one per level of its subtrees`,
     `proofs: ${fmt(PROOFS)} inclusion proofs of random leaves in the whole tree, ${fmt(PROOFS)} consistency proofs from a random size to the whole tree, each one store call (one query for its nodes), timed by wall clock`,
-    `appends: ${WARM_UP} first appends of 20, then ${APPENDS} batches each of 20 and of 60 certificate-sized entries, alternating, on top of the tree, each append() its own transaction`,
+    `appends: ${WARM_UP} first appends of 20, then ${APPENDS} batches each of 20 and of 60 certificates' entries, alternating, on top of the tree, each append() its own transaction`,
     'storage: pg_total_relation_size (table, TOAST, indexes) of transparency_entries and transparency_nodes, per million leaves',
   ]);
   const sql = createPool(db.url, SERVER_URL ? 2 : 1);
@@ -170,7 +177,7 @@ async function main(): Promise<void> {
 
     // appends: the first few after the build read cold index pages (reported apart); then batches
     // of 20 and 60 alternate, so that both sizes meet the same conditions
-    let next = 0;
+    let next = LEAVES; // appended leaves continue the tree's ids
     const appendMs = async (size: number) => {
       const batch = Array.from({ length: size }, () => certificateEntry(next++));
       const t0 = performance.now();
@@ -221,7 +228,7 @@ async function main(): Promise<void> {
     console.log(
       table([
         ['storage per million leaves', 'bytes', 'MB'],
-        ['entries (1,100-byte entries, hash, id, indexes)', Math.round(entriesPerM), entriesPerM / 2 ** 20],
+        ['entries (about 290-byte entries, hash, id, indexes)', Math.round(entriesPerM), entriesPerM / 2 ** 20],
         ['nodes (every complete subtree above the leaves)', Math.round(nodesPerM), nodesPerM / 2 ** 20],
         ['total', Math.round(entriesPerM + nodesPerM), (entriesPerM + nodesPerM) / 2 ** 20],
       ]),
