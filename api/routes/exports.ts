@@ -6,7 +6,9 @@
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { candleCsv, candleParquet } from '../candle-files.js';
+import type { Sql } from '../../lib/db/connect.js';
 import type { AppContext, AppDeps, AppRouter, PairInfo } from '../context.js';
+import type { FileCache } from '../file-cache.js';
 import { validationError } from '../errors.js';
 import { GZIP_LEVEL } from '../middleware/compress.js';
 import { knownPair, type Operation } from '../operation.js';
@@ -78,13 +80,17 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const to = new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth() + 1, 1));
     if (from.getTime() > Date.now()) throw validationError(`'month' ${q.month} has not begun; the latest is ${new Date().toISOString().slice(0, 7)}`);
 
-    const settled = await settledThrough(deps.sql, pair.pair);
-    const complete = settled !== null && settled.getTime() >= to.getTime();
     const format = FORMATS[q.format as keyof typeof FORMATS];
-    // a complete month's file is kept once made, under its rows' digest (api/file-cache.ts)
-    const cacheKey = complete && deps.files.maxBytes > 0 ? `${pair.pair}|${interval}|${q.month}|${q.format}|${await candlesDigest(deps.sql, pair.pair, interval, from, to)}` : null;
-    const cached = cacheKey ? deps.files.get(cacheKey) : undefined;
-    const file = cached ? Readable.from([cached]) : await makeFile(deps, pair, interval, q.month, q.format, from, to, cacheKey);
+    // every read on one server, a replica as for the JSON pages when one is caught up
+    const { complete, cached, file } = await deps.read.run(async (sql) => {
+      const settled = await settledThrough(sql, pair.pair);
+      const complete = settled !== null && settled.getTime() >= to.getTime();
+      // a complete month's file is kept once made, under its rows' digest (api/file-cache.ts)
+      const cacheKey = complete && deps.files.maxBytes > 0 ? `${pair.pair}|${interval}|${q.month}|${q.format}|${await candlesDigest(sql, pair.pair, interval, from, to)}` : null;
+      const cached = cacheKey ? deps.files.get(cacheKey) : undefined;
+      const file = cached ? Readable.from([cached]) : await makeFile(sql, deps.files, pair, interval, q.month, q.format, from, to, cacheKey);
+      return { complete, cached, file };
+    });
     const head = ctx.method === 'HEAD' ? await digestOf(file) : null; // a failure until here is still an error answer, without a file's headers
     ctx.set({
       'Content-Disposition': `attachment; filename="${pair.pair}-${interval}-${q.month}${complete ? '' : '-partial'}.${format.extension}"`,
@@ -106,11 +112,11 @@ export function mount(router: AppRouter, deps: AppDeps): void {
  * The month's file as it is made from its candles, kept under `cacheKey` once whole (null: not
  * kept). Every column: the route is for Builder and up, who see them all.
  */
-async function makeFile(deps: AppDeps, pair: PairInfo, interval: '5m' | '1h' | '1d', month: string, format: string, from: Date, to: Date, cacheKey: string | null): Promise<Readable> {
-  const chunks = await candleChunks(deps.sql, { pair: pair.pair, interval, from, to, after: null, limit: MONTH_ROWS_MAX });
+async function makeFile(sql: Sql, files: FileCache, pair: PairInfo, interval: '5m' | '1h' | '1d', month: string, format: string, from: Date, to: Date, cacheKey: string | null): Promise<Readable> {
+  const chunks = await candleChunks(sql, { pair: pair.pair, interval, from, to, after: null, limit: MONTH_ROWS_MAX });
   const made =
     format === 'parquet'
       ? byteStream(candleParquet(chunks, pair, true, { 'afrates.pair': pair.pair, 'afrates.interval': interval, 'afrates.month': month }))
       : through(byteStream(candleCsv(chunks, pair, true)), zlib.createGzip({ level: FILE_GZIP_LEVEL }));
-  return cacheKey ? through(made, deps.files.keeper(cacheKey)) : made;
+  return cacheKey ? through(made, files.keeper(cacheKey)) : made;
 }

@@ -122,8 +122,11 @@ export function mount(router: AppRouter, deps: AppDeps): void {
  * headers; then its rows are read and sent a statement at a time.
  */
 async function sendCsv(ctx: AppContext, deps: AppDeps, page: CandlePageQuery, pair: PairInfo, full: boolean): Promise<void> {
-  const { last, until } = await pageBounds(deps.sql, page);
-  const chunks = await candleChunks(deps.sql, { ...page, to: until });
+  // on a replica as the JSON page is (one server for the bounds and every statement of rows)
+  const { last, chunks } = await deps.read.run(async (sql) => {
+    const { last, until } = await pageBounds(sql, page);
+    return { last, chunks: await candleChunks(sql, { ...page, to: until }) };
+  });
   ctx.set('X-Has-More', String(last !== null));
   if (last) {
     const cursor = timestamp(last);

@@ -136,6 +136,17 @@ describe.runIf(onServers)('read replicas (a real primary and streaming replica)'
     expect((await t.get('/v1/health')).body.database_replicas).toEqual([{ name: 'replica1', state: 'ok', lag_seconds: expect.any(Number) }]);
   });
 
+  it('serves the CSV page and the month file from the replica too, as the JSON page', async () => {
+    await untilServedByReplica('the replica serves reads');
+    const served = read.states()[0]!.reads;
+    const csv = await t.get(`/v1/rates/historical?pair=${PAIR}&interval=5m&start=${day(Date.now() - 86_400_000)}&end=${day(Date.now())}&format=csv`, t.keys.enterprise);
+    expect(csv.status).toBe(200);
+    expect(read.states()[0]!.reads).toBe(served + 1);
+    const file = await t.get(`/v1/exports/candles?pair=${PAIR}&interval=1h&month=${day(Date.now()).slice(0, 7)}`, t.keys.enterprise);
+    expect(file.status).toBe(200);
+    expect(read.states()[0]!.reads).toBe(served + 2);
+  });
+
   it('passes over a replica lagging more than the set seconds, with one log line, until it catches up', async () => {
     const strict = new ReadRouter(db.sql, [onReplica(db.url)], { log, maxLagSeconds: 1, statementTimeoutMs: 10_000, probeEveryMs: 100 });
     try {
