@@ -10,6 +10,7 @@ import type { Redis } from 'ioredis';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Sql } from '../lib/db/connect.js';
 import type { MetricsSource } from '../lib/metrics-server.js';
+import { within } from '../lib/within.js';
 import type { RequestObserver } from '../api/middleware/metrics.js';
 import type { PipelineMetrics } from '../pipeline/metrics.js';
 import type { VenueRun } from '../pipeline/venue-session.js';
@@ -225,16 +226,12 @@ export class ServiceMetrics implements MetricsSource {
     if (this.reading && now - this.reading.at < READING_MS) return Promise.resolve(this.reading);
     this.pendingReading ??= (async () => {
       const t0 = performance.now();
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), READING_TIMEOUT_MS)));
       let reading: DatabaseReading;
       try {
-        const backlog = await Promise.race([webhooks ? webhookBacklog(sql) : sql`SELECT 1`.then(() => null), timeout]);
+        const backlog = await within(READING_TIMEOUT_MS, webhooks ? webhookBacklog(sql) : sql`SELECT 1`.then(() => null));
         reading = { up: true, seconds: (performance.now() - t0) / 1000, webhooks: backlog, at: Date.now() };
       } catch {
         reading = { up: false, seconds: (performance.now() - t0) / 1000, webhooks: null, at: Date.now() };
-      } finally {
-        clearTimeout(timer);
       }
       this.reading = reading;
       return reading;

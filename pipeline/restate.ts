@@ -59,10 +59,12 @@ export async function pruneSettledValues(sql: Sql, now: Date): Promise<void> {
   await sql`DELETE FROM settled_values WHERE bucket < ${new Date(now.getTime() - (windowHours() + 48) * 3_600_000)}`;
 }
 
-const changePct = (previous: x.Rational, restated: x.Rational) => x.toFixedPlaces(x.div(x.mul(x.sub(restated, previous), x.rational(100n)), previous), param('divergence_pct_decimals'));
+/** The change from previous to restated, in percent, exact. */
+const change = (previous: x.Rational, restated: x.Rational) => x.div(x.mul(x.sub(restated, previous), x.rational(100n)), previous);
+const changePct = (previous: x.Rational, restated: x.Rational) => x.toFixedPlaces(change(previous, restated), param('divergence_pct_decimals'));
 
-const material = (previous: x.Rational, restated: x.Rational) =>
-  x.compare(x.abs(x.div(x.mul(x.sub(restated, previous), x.rational(100n)), previous)), x.parseDecimal(String(param('restatement_threshold_pct')))) > 0;
+const THRESHOLD_PCT = x.parseDecimal(String(param('restatement_threshold_pct')));
+const material = (previous: x.Rational, restated: x.Rational) => x.compare(x.abs(change(previous, restated)), THRESHOLD_PCT) > 0;
 
 /**
  * Restates what late trades noticed since `since` moved materially (candles and fixings of the
@@ -124,13 +126,13 @@ export async function restate(sql: Sql, since: Date, now: Date, onRestated?: OnR
 }
 
 async function record(sql: Sql, r: Omit<Restatement, 'id' | 'changePct'>, onRestated?: OnRestated): Promise<Restatement> {
-  const change = changePct(x.parseDecimal(r.previous), x.parseDecimal(r.restated));
+  const changed = changePct(x.parseDecimal(r.previous), x.parseDecimal(r.restated));
   return sql.begin(async (tx) => {
     const [row] = await tx<{ id: string }[]>`
       INSERT INTO restatements (pair, subject, time, ref, original, previous, restated, change_pct, reason)
-      VALUES (${r.pair}, ${r.subject}, ${r.time}, ${r.ref}, ${r.original}, ${r.previous}, ${r.restated}, ${change}, ${tx.json({ late_trades: r.lateTrades })})
+      VALUES (${r.pair}, ${r.subject}, ${r.time}, ${r.ref}, ${r.original}, ${r.previous}, ${r.restated}, ${changed}, ${tx.json({ late_trades: r.lateTrades })})
       RETURNING id::text`;
-    const done = { ...r, id: row!.id, changePct: change };
+    const done = { ...r, id: row!.id, changePct: changed };
     await onRestated?.(tx, done);
     return done;
   });

@@ -5,6 +5,7 @@
 // once a second, by one call at a time (every other call gets that reading).
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { timestamp } from '../../lib/format.js';
+import { within } from '../../lib/within.js';
 import { type Operation } from '../operation.js';
 import { collectorState, type CollectorState } from '../queries/rates.js';
 import { HEALTH_RESPONSE, type HealthResponse } from '../schemas.js';
@@ -13,16 +14,8 @@ export const operations: Operation[] = [
   { method: 'get', path: '/v1/health', summary: 'Service health (no key needed, not rate limited)', tier: null, access: 'open', response: HEALTH_RESPONSE },
 ];
 
-async function within<T>(ms: number, work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([work, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-const READING_MS = 1_000;
+/** How long a health reading is answered again before the database and Redis are asked anew. */
+export const READING_MS = 1_000;
 
 interface Reading {
   readonly state: CollectorState | undefined;

@@ -16,6 +16,7 @@
 // written after the fence (the open 5-minute candle's newest trades), never in what was published.
 import { createLogger, type Logger } from '../log.js';
 import { createPool, isUnreachable, type Sql } from './pool.js';
+import { within } from '../within.js';
 
 export type ReplicaState = 'ok' | 'lagging' | 'down';
 
@@ -87,15 +88,6 @@ export interface ReadRouterOptions {
 function placeOf(url: string): string {
   const u = new URL(url);
   return `${u.hostname}:${u.port || '5432'}${u.pathname}`;
-}
-
-async function within<T>(ms: number, work: PromiseLike<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([work, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${ms} ms`), { code: 'ETIMEDOUT' })), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** A read cancelled by a hot standby because replay needed what it held: the primary can answer it. */

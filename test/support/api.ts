@@ -17,6 +17,7 @@ import { dueFixings } from '../../pipeline/fixings.js';
 import { recordSettledValues } from '../../pipeline/restate.js';
 import { logIssued } from '../../pipeline/transparency.js';
 import { connectRedis } from '../../api/redis.js';
+import { READING_MS as HEALTH_READING_MS } from '../../api/routes/health.js';
 import { buildDeps, startApi, type RunningApi } from '../../api/server.js';
 import { ServiceMetrics } from '../../bin/metrics.js';
 import { recordSettlement, settlementAt } from '../../pipeline/settle.js';
@@ -56,9 +57,6 @@ export interface HttpResult {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   readonly body: any;
 }
-
-/** How long health keeps a reading (api/routes/health.ts). */
-const HEALTH_READING_MS = 1_000;
 
 export const LISTINGS = {
   BTCNGN: ['luno', 'quidax'],
