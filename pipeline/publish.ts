@@ -13,7 +13,7 @@ import { configureRetention, runStorageJobs } from './maintenance.js';
 import { dueFixings } from './fixings.js';
 import type { PipelineMetrics } from './metrics.js';
 import { pruneSettledValues, recordSettledValues, restate, type OnRestated } from './restate.js';
-import { recordSettlement, settledPoints, settlementAt, type Certifier } from './settle.js';
+import { recordSettlement, settledPoints, settlementAt, type Certifier, type Settlement } from './settle.js';
 import type { RunError } from './venue-session.js';
 
 const HOUR_MS = 3_600_000;
@@ -153,10 +153,7 @@ export class Publisher {
       const recorded =
         refreshed &&
         (await step('settle', async () => {
-          await recordSettlement(sql, settlement, async (ranges) => {
-            await this.o.certifier?.issue(ranges);
-            await recordSettledValues(sql, ranges, now);
-          });
+          await settle(sql, settlement, this.o.certifier, now);
           return true;
         }));
       if (!recorded) this.settled = settledBefore; // the next publish settles it again
@@ -165,8 +162,7 @@ export class Publisher {
     const certifier = this.o.certifier;
     if (certifier && refreshed) {
       await step('fixings', async () => {
-        let published = 0;
-        for (const due of await dueFixings(sql, now)) if (await certifier.fix(due.pair, due.slot)) published++;
+        const published = await publishDueFixings(sql, certifier, now);
         if (published > 0) log.info({ published }, 'fixings published');
       });
       // late trades look back from the last look, with a margin for inserts still committing then
@@ -205,4 +201,22 @@ export class Publisher {
     await this.o.onCycle?.();
     return done;
   }
+}
+
+/**
+ * Records a settlement once its newly settled ranges are certified and their settled values kept
+ * (what restatements compare with); a failure leaves them unsettled for the next publish.
+ */
+export function settle(sql: Sql, settlement: Settlement, certifier: Certifier | undefined, now: Date): Promise<void> {
+  return recordSettlement(sql, settlement, async (ranges) => {
+    await certifier?.issue(ranges);
+    await recordSettledValues(sql, ranges, now);
+  });
+}
+
+/** Publishes every fixing due at `now` whose hour has settled; how many were published. */
+export async function publishDueFixings(sql: Sql, certifier: Certifier, now: Date): Promise<number> {
+  let published = 0;
+  for (const due of await dueFixings(sql, now)) if (await certifier.fix(due.pair, due.slot)) published++;
+  return published;
 }

@@ -13,14 +13,13 @@ import { refreshAggregates } from '../../lib/db/refresh.js';
 import { parametersInForce } from '../../lib/methodology/parameters.js';
 import { softwareIdentity } from '../../lib/software.js';
 import { Certifier } from '../../pipeline/certify/issue.js';
-import { dueFixings } from '../../pipeline/fixings.js';
-import { recordSettledValues } from '../../pipeline/restate.js';
 import { logIssued } from '../../pipeline/transparency.js';
 import { connectRedis } from '../../api/redis.js';
 import { READING_MS as HEALTH_READING_MS } from '../../api/routes/health.js';
 import { buildDeps, startApi, type RunningApi } from '../../api/server.js';
 import { ServiceMetrics } from '../../bin/metrics.js';
-import { recordSettlement, settlementAt } from '../../pipeline/settle.js';
+import { publishDueFixings, settle } from '../../pipeline/publish.js';
+import { settlementAt } from '../../pipeline/settle.js';
 import type { Tier } from '../../api/tiers.js';
 import { insertFxRates, insertTrades, type TradeRow } from '../../pipeline/store.js';
 import { openTestDatabase, testLog } from './db.js';
@@ -169,11 +168,8 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
     // stands) and certify the settled buckets, signed with this server's keys
     const certifier = new Certifier(db.sql, { signer: deps.signer, issuerUrl: config.publicUrl, market: config.market, software: softwareIdentity(), parameters: parametersInForce(config.settleAfterSeconds) }, logIssued);
     const now = new Date();
-    await recordSettlement(db.sql, await settlementAt(db.sql, now, config.settleAfterSeconds), async (ranges) => {
-      await certifier.issue(ranges);
-      await recordSettledValues(db.sql, ranges, now);
-    });
-    if (opts.fixings) for (const due of await dueFixings(db.sql, new Date())) await certifier.fix(due.pair, due.slot);
+    await settle(db.sql, await settlementAt(db.sql, now, config.settleAfterSeconds), certifier, now);
+    if (opts.fixings) await publishDueFixings(db.sql, certifier, new Date());
   }
   const api = await startApi(deps, '127.0.0.1', 0);
   const keys = {} as Record<Tier, string>;
