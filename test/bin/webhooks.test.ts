@@ -77,6 +77,38 @@ describe('the service', () => {
   });
 });
 
+describe('receivers that hold their requests open', () => {
+  it('delay no cycle: cycles run to their end on the same database while every delivery still waits', async () => {
+    const slow = await startReceiver(() => 'hang');
+    try {
+      const key = (await service.api!.deps.keys.issue({ tier: 'enterprise', customerName: 'Slow Receivers' })).apiKey;
+      const post = (p: string, body?: unknown) =>
+        request(service.api!.url, 'POST', p, { headers: { 'X-API-Key': key, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const ids: number[] = [];
+      for (let i = 0; i < 10; i++) {
+        const made = await post('/v1/account/webhooks', { url: `${slow.url}?n=${i}`, events: ['source.failing'] });
+        expect(made.status).toBe(201);
+        ids.push(made.body.endpoint.id);
+      }
+      for (const id of ids) expect((await post(`/v1/account/webhooks/${id}/test`)).status).toBe(202);
+      await slow.waitFor(ids.length); // every delivery in flight, none answered
+
+      // the worker gives a request 5 s: had it held the database meanwhile, the cycles would wait
+      // for those timeouts, and their failed attempts would be recorded before the cycles ended
+      await service.pipeline!.runFxCycle();
+      await service.pipeline!.runFxCycle();
+      const [{ attempts }] = await service.db.sql<[{ attempts: number }]>`
+        SELECT count(*)::int AS attempts FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+        WHERE d.endpoint_id IN ${service.db.sql(ids)}`;
+      expect(attempts).toBe(0);
+      expect(slow.held).toBe(ids.length);
+    } finally {
+      slow.release();
+      await slow.close();
+    }
+  });
+});
+
 describe('a pipeline-only process (ROLE=pipeline)', () => {
   it("reads live rates for an endpoint watching a pair's age, and alerts it", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-webhooks-pipeline-'));
