@@ -12,7 +12,8 @@ import type { Pipeline } from '../../pipeline/runner.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { SimWorld } from '../support/pipeline.js';
 import { rng } from '../support/market.js';
-import { rfcLeafHash, rfcVerifyInclusion } from '../support/rfc9162.js';
+import { inLog } from '../support/transparency.js';
+import { canonical } from '../verify/support.js';
 
 const MIN = 60_000;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-fixings-'));
@@ -71,18 +72,6 @@ function expectedVwap(pair: string, from: number, to: number): string {
 }
 
 
-/** Whether the log holds `id` under its newest signed head: the head verifies with the published key, the entry's audit path leads to the head's root. */
-async function inLog(api: TestApi, id: string): Promise<{ entry: Record<string, unknown> }> {
-  const head = (await api.get('/v1/transparency/head')).body;
-  const keys = (await api.get('/v1/certificates/keys')).body.keys as { key_id: string; public_key_pem: string }[];
-  const key = keys.find((k) => k.key_id === head.key_id)!;
-  expect(crypto.verify(null, Buffer.from(head.signed_payload), key.public_key_pem, Buffer.from(head.signature, 'base64')), 'head signature').toBe(true);
-  const res = await api.get(`/v1/transparency/proof/inclusion?id=${id}&tree_size=${head.tree_size}`);
-  expect(res.status, `${id} in the log`).toBe(200);
-  const path = (res.body.audit_path as string[]).map((h) => Buffer.from(h, 'hex'));
-  expect(rfcVerifyInclusion(res.body.leaf_index, head.tree_size, rfcLeafHash(res.body.entry), path, Buffer.from(head.root_hash, 'hex')), `${id} inclusion proof`).toBe(true);
-  return { entry: JSON.parse(res.body.entry) };
-}
 
 const w = new SimWorld({ seed: 1, start: T0, historyMs: 0, replay: file });
 let api: TestApi;
@@ -143,8 +132,8 @@ describe('the 16:00 WAT fixing', () => {
     const { entry } = await inLog(api, local.fixing_id);
     const { customer: _customer, ...stored } = local.certificate;
     expect(entry).toMatchObject({ id: local.fixing_id, kind: 'fixing', pair: 'BTCNGN', time: local.time, rate: expected, bundle_sha256: local.certificate.bundle.sha256 });
-    expect(entry.bundle_sha256).toBe(crypto.createHash('sha256').update(JSON.stringify(sortKeys(b))).digest('hex'));
-    expect(entry.certificate_sha256).toBe(crypto.createHash('sha256').update(JSON.stringify(sortKeys(stored))).digest('hex'));
+    expect(entry.bundle_sha256).toBe(crypto.createHash('sha256').update(canonical(b)).digest('hex'));
+    expect(entry.certificate_sha256).toBe(crypto.createHash('sha256').update(canonical(stored)).digest('hex'));
   });
 
   it('shows each tier its fields: rate, status and quality to all; verification to Builder; the signed record to Enterprise', async () => {
@@ -173,10 +162,3 @@ describe('the 16:00 WAT fixing', () => {
     expect([none.status, none.body.error]).toEqual([404, 'not_found']);
   });
 });
-
-/** JSON with keys sorted at every level: the canonical form hashed (docs/methodology.md, section 11). */
-function sortKeys(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortKeys);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, x]) => [k, sortKeys(x)]));
-  return v;
-}

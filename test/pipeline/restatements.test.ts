@@ -2,7 +2,6 @@
 // settle (and are certified) from luno alone; when quidax comes back, its trades arrive late. In
 // one bucket they move the settled candle by 0.19% (below the 0.20% threshold: counted, not
 // restated), in the other by 0.21% (restated). Each is visible where the methodology says.
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,7 +10,7 @@ import type { Pipeline } from '../../pipeline/runner.js';
 import { openStream, type SseReader } from '../api/sse-client.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { SimWorld } from '../support/pipeline.js';
-import { rfcLeafHash, rfcVerifyInclusion } from '../support/rfc9162.js';
+import { inLog } from '../support/transparency.js';
 
 const MIN = 60_000;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-restatements-'));
@@ -39,18 +38,6 @@ function writeReplay(): void {
 writeReplay();
 
 
-/** Whether the log holds `id` under its newest signed head: the head verifies with the published key, the entry's audit path leads to the head's root. */
-async function inLog(api: TestApi, id: string): Promise<{ entry: Record<string, unknown> }> {
-  const head = (await api.get('/v1/transparency/head')).body;
-  const keys = (await api.get('/v1/certificates/keys')).body.keys as { key_id: string; public_key_pem: string }[];
-  const key = keys.find((k) => k.key_id === head.key_id)!;
-  expect(crypto.verify(null, Buffer.from(head.signed_payload), key.public_key_pem, Buffer.from(head.signature, 'base64')), 'head signature').toBe(true);
-  const res = await api.get(`/v1/transparency/proof/inclusion?id=${id}&tree_size=${head.tree_size}`);
-  expect(res.status, `${id} in the log`).toBe(200);
-  const path = (res.body.audit_path as string[]).map((h) => Buffer.from(h, 'hex'));
-  expect(rfcVerifyInclusion(res.body.leaf_index, head.tree_size, rfcLeafHash(res.body.entry), path, Buffer.from(head.root_hash, 'hex')), `${id} inclusion proof`).toBe(true);
-  return { entry: JSON.parse(res.body.entry) };
-}
 
 const w = new SimWorld({ seed: 1, start: T0, historyMs: 0, replay: file });
 let api: TestApi;

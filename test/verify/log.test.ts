@@ -15,7 +15,8 @@ import { insertFxRates } from '../../pipeline/store.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { rng } from '../support/market.js';
 import { SimWorld } from '../support/pipeline.js';
-import { H, rfcLeafHash } from '../support/rfc9162.js';
+import { rfcLeafHash } from '../support/rfc9162.js';
+import { forgeEntry } from '../support/transparency.js';
 import { both, canonical, requirePythonCryptography, runVerifier, startProxy, VERIFIERS } from './support.js';
 
 const MIN = 60_000;
@@ -270,24 +271,8 @@ describe('the monitor', () => {
     const forged = victim!.entry.replace(`"rate":"${rate}"`, `"rate":"${rate.replace(/^\d/, (d) => String((Number(d) % 9) + 1))}"`);
     expect(forged).not.toBe(victim!.entry);
 
-    // as the tables' owner: rewrite the entry and recompute its leaf hash and every stored subtree
-    // above it, as a forger covering their tracks would
-    await w.db.sql.begin(async (tx) => {
-      await tx`ALTER TABLE transparency_entries DISABLE TRIGGER USER`;
-      await tx`ALTER TABLE transparency_nodes DISABLE TRIGGER USER`;
-      await tx`UPDATE transparency_entries SET entry = ${forged}, leaf_hash = ${rfcLeafHash(forged)} WHERE leaf_index = ${index}`;
-      const child = async (level: number, i: number) =>
-        level === 0
-          ? (await tx<{ h: Buffer }[]>`SELECT leaf_hash AS h FROM transparency_entries WHERE leaf_index = ${i}`)[0]!.h
-          : (await tx<{ h: Buffer }[]>`SELECT hash AS h FROM transparency_nodes WHERE level = ${level} AND idx = ${i}`)[0]!.h;
-      for (let level = 1; (Math.floor(index / 2 ** level) + 1) * 2 ** level <= size; level++) {
-        const i = Math.floor(index / 2 ** level);
-        const updated = await tx`UPDATE transparency_nodes SET hash = ${H(Buffer.of(1), await child(level - 1, 2 * i), await child(level - 1, 2 * i + 1))} WHERE level = ${level} AND idx = ${i}`;
-        expect(updated.count).toBe(1);
-      }
-      await tx`ALTER TABLE transparency_entries ENABLE TRIGGER USER`;
-      await tx`ALTER TABLE transparency_nodes ENABLE TRIGGER USER`;
-    });
+    // as the tables' owner: the entry rewritten, its leaf hash and every stored subtree above it recomputed
+    await forgeEntry(w.db.sql, index, forged, size);
 
     // the service goes on and signs a new head over the rewritten tree
     await runUntil(T0 + 45 * MIN);

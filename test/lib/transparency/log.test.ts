@@ -20,6 +20,7 @@ import {
 import type { CertificateSigner } from '../../../lib/signer.js';
 import { signHead } from '../../../pipeline/transparency.js';
 import { openTestDatabase } from '../../support/db.js';
+import { forgeEntry } from '../../support/transparency.js';
 import { H, rfcLeafHash, rfcVerifyConsistency, rfcVerifyInclusion, rootOfEntries } from '../../support/rfc9162.js';
 
 let db: Database;
@@ -141,26 +142,9 @@ describe('append-only', () => {
     expect(saved.treeSize).toBe(texts.length);
     const victim = 37;
 
-    // behind the service's back, as the tables' owner: rewrite entry 37 and recompute its leaf hash
-    // and every stored subtree above it, as a forger covering their tracks would
+    // behind the service's back, as the tables' owner: entry 37 rewritten, its leaf hash and every stored subtree above it recomputed
     const forgedText = JSON.stringify({ forged: true });
-    await db.sql.begin(async (tx) => {
-      await tx`ALTER TABLE transparency_entries DISABLE TRIGGER USER`;
-      await tx`ALTER TABLE transparency_nodes DISABLE TRIGGER USER`;
-      await tx`UPDATE transparency_entries SET entry = ${forgedText}, leaf_hash = ${rfcLeafHash(forgedText)} WHERE leaf_index = ${victim}`;
-      const child = async (level: number, index: number) =>
-        level === 0
-          ? (await tx<{ h: Buffer }[]>`SELECT leaf_hash AS h FROM transparency_entries WHERE leaf_index = ${index}`)[0]!.h
-          : (await tx<{ h: Buffer }[]>`SELECT hash AS h FROM transparency_nodes WHERE level = ${level} AND idx = ${index}`)[0]!.h;
-      for (let level = 1; (Math.floor(victim / 2 ** level) + 1) * 2 ** level <= saved.treeSize; level++) {
-        const index = Math.floor(victim / 2 ** level);
-        const hash = H(Buffer.of(1), await child(level - 1, 2 * index), await child(level - 1, 2 * index + 1));
-        const updated = await tx`UPDATE transparency_nodes SET hash = ${hash} WHERE level = ${level} AND idx = ${index}`;
-        expect(updated.count).toBe(1);
-      }
-      await tx`ALTER TABLE transparency_entries ENABLE TRIGGER USER`;
-      await tx`ALTER TABLE transparency_nodes ENABLE TRIGGER USER`;
-    });
+    await forgeEntry(db.sql, victim, forgedText, saved.treeSize);
     const forgedRoot = await rootOf(db.sql, saved.treeSize);
     expect(forgedRoot).not.toBe(saved.rootHash);
 
