@@ -12,6 +12,7 @@ import {
   type ISeriesApi,
   type UTCTimestamp,
 } from 'lightweight-charts';
+import { priceFormat } from './format.js';
 
 export interface Candle {
   time: string;
@@ -46,12 +47,9 @@ export class CandleChart {
 
   /** Draws candles; the synthetic price and premium where the tier gives them (else hidden). */
   show(data: readonly Candle[]): { withSynthetic: boolean } {
-    // NGN prices run to nine digits: no decimals there, more for small prices
-    const close = data.at(-1)?.close ?? 0;
-    const precision = close >= 1000 ? 0 : close >= 1 ? 2 : 6;
-    const priceFormat = { type: 'price' as const, precision, minMove: 10 ** -precision };
-    this.candles.applyOptions({ priceFormat });
-    this.synthetic.applyOptions({ priceFormat });
+    const format = priceFormat(data.at(-1)?.close ?? 0);
+    this.candles.applyOptions({ priceFormat: format });
+    this.synthetic.applyOptions({ priceFormat: format });
     this.candles.setData(data.map((c) => ({ time: seconds(c.time), open: c.open, high: c.high, low: c.low, close: c.close })));
     const synthetic = data.filter((c) => typeof c.verification.synthetic_price === 'number');
     const premium = data.filter((c) => typeof c.verification.divergence_pct === 'number');
@@ -105,19 +103,17 @@ export class FixingChart {
   private readonly utc;
 
   constructor(container: HTMLElement) {
-    this.chart = createChart(container, { ...BASE, timeScale: { timeVisible: true, secondsVisible: false } });
+    this.chart = createChart(container, BASE);
     this.local = this.chart.addSeries(LineSeries, { color: '#0b5d4b', lineWidth: 2, title: 'local', pointMarkersVisible: true });
     this.utc = this.chart.addSeries(LineSeries, { color: '#8a5a00', lineWidth: 2, title: 'UTC', pointMarkersVisible: true });
   }
 
   /** `name`: a fixing's title, its time on its own clock ("16:00 Lagos"). */
   show<F extends { kind: 'local' | 'utc'; time: string; rate: number | null }>(fixings: readonly F[], name: (f: F) => string): void {
-    const last = [...fixings].reverse().find((f) => f.rate !== null)?.rate ?? 0;
-    const precision = last >= 1000 ? 0 : last >= 1 ? 2 : 6;
-    const priceFormat = { type: 'price' as const, precision, minMove: 10 ** -precision };
+    const format = priceFormat([...fixings].reverse().find((f) => f.rate !== null)?.rate ?? 0);
     for (const [series, kind] of [[this.local, 'local'], [this.utc, 'utc']] as const) {
       const one = fixings.find((f) => f.kind === kind);
-      series.applyOptions(one ? { priceFormat, title: name(one) } : { priceFormat });
+      series.applyOptions(one ? { priceFormat: format, title: name(one) } : { priceFormat: format });
       series.setData(fixings.filter((f) => f.kind === kind && f.rate !== null).map((f) => ({ time: seconds(f.time), value: f.rate! })));
     }
     this.chart.timeScale().fitContent();

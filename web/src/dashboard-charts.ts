@@ -77,8 +77,8 @@ function followLive(key: string, account: Account, pair: string): void {
         el('span', {}, `Quality ${r.data_quality}, ${fmt.ago(r.data_freshness_seconds)}`),
       ];
       if (r.pricing?.synthetic) parts.push(el('span', {}, 'Synthetic ', el('strong', {}, `${fmt.rate(r.pricing.synthetic.price)} ${quote}`)));
-      if (typeof r.synthetic_divergence_pct === 'number') parts.push(el('span', {}, 'Premium ', el('strong', {}, `${r.synthetic_divergence_pct.toFixed(2)}%`)));
-      if (typeof r.confidence === 'number') parts.push(el('span', {}, `Confidence ${r.confidence.toFixed(2)}`));
+      if (typeof r.synthetic_divergence_pct === 'number') parts.push(el('span', {}, 'Premium ', el('strong', {}, `${r.synthetic_divergence_pct}%`)));
+      if (typeof r.confidence === 'number') parts.push(el('span', {}, `Confidence ${r.confidence}`));
       live.replaceChildren(...parts);
       chart?.live(r.rate);
     },

@@ -1,7 +1,16 @@
 // How numbers, ages and times read on the pages.
 
+/** Decimals a price is shown with: NGN prices run to nine digits, none there; more for small prices. */
+export const rateDigits = (n: number): number => (n >= 1000 ? 0 : n >= 1 ? 2 : 6);
+
+/** The price format of a chart series whose prices are about `n`. */
+export function priceFormat(n: number) {
+  const precision = rateDigits(n);
+  return { type: 'price' as const, precision, minMove: 10 ** -precision };
+}
+
 export function rate(n: number): string {
-  const digits = n >= 1000 ? 0 : n >= 1 ? 2 : 6;
+  const digits = rateDigits(n);
   return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
