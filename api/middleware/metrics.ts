@@ -159,7 +159,7 @@ export type ObserveRequest = (ctx: Koa.ParameterizedContext<AppState>, seconds: 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /** A path no route or page serves (a 404): counted under this one route. */
-export const UNMATCHED_ROUTE = '(unmatched)';
+const UNMATCHED_ROUTE = '(unmatched)';
 
 export function observeRequests(observer: RequestObserver, routeOf: (path: string, method: string) => string | null): ObserveRequest {
   return (ctx, seconds) => {

@@ -4,7 +4,7 @@
 // read the few stored subtrees they need in one query. Hashes leave this module as lowercase hex.
 import type { TransactionSql } from 'postgres';
 import { canonicalJson } from '../signer.js';
-import { dayStart, timestamp } from '../format.js';
+import { date, dayStart, timestamp } from '../format.js';
 import { batchesUnder } from '../db/batches.js';
 import type { Sql } from '../db/connect.js';
 import { appendLeaves, consistencyNodes, consistencyProof, inclusionNodes, inclusionProof, leafHash, rootAt, rootNodes, type Hash, type Node, type SubtreeHash } from './merkle.js';
@@ -12,8 +12,8 @@ import { appendLeaves, consistencyNodes, consistencyProof, inclusionNodes, inclu
 /** Serialises appenders (pg_advisory_xact_lock): arbitrary and fixed. */
 const APPEND_LOCK = 9_162_001;
 
-export const ENTRY_KINDS = ['certificate', 'fixing', 'restatement'] as const;
-export type EntryKind = (typeof ENTRY_KINDS)[number];
+/** What an entry records (the table's CHECK holds the same list). */
+export type EntryKind = 'certificate' | 'fixing' | 'restatement';
 
 export interface NewEntry {
   /** Unique, e.g. a certificate id CERT-BTCNGN-20261120T100500Z */
@@ -23,7 +23,7 @@ export interface NewEntry {
   readonly entry: object;
 }
 
-export interface LogEntry {
+interface LogEntry {
   readonly leafIndex: number;
   readonly id: string;
   readonly kind: EntryKind;
@@ -48,7 +48,7 @@ export interface SignedHead {
 }
 
 /** Signs a head's payload (the certificate signer's Ed25519 key, passed in by the service). */
-export type HeadSigner = (payload: string) => { signature: string; keyId: string };
+type HeadSigner = (payload: string) => { signature: string; keyId: string };
 
 /** A pool or a transaction: every read works in either, so appenders read inside their transaction. */
 type Db = Sql | TransactionSql;
@@ -94,9 +94,6 @@ export async function rootOf(sql: Db, size: number): Promise<string> {
  * stored; appenders queue on an advisory lock held to the end of that transaction.
  */
 export async function appendEntries(tx: TransactionSql, entries: readonly NewEntry[]): Promise<{ treeSize: number; rootHash: string; firstIndex: number }> {
-  for (const e of entries) {
-    if (!ENTRY_KINDS.includes(e.kind)) throw new Error(`unknown transparency entry kind '${e.kind}'`);
-  }
   await tx`SELECT pg_advisory_xact_lock(${APPEND_LOCK})`;
   const size = await treeSize(tx);
   const texts = entries.map((e) => canonicalJson(e.entry));
@@ -151,7 +148,7 @@ export async function consistencyProofOf(sql: Db, first: number, second: number)
 }
 
 /** What a head signs: canonical JSON of its root (hex), timestamp and size. */
-export function headPayload(treeSize: number, rootHash: string, at: string): string {
+function headPayload(treeSize: number, rootHash: string, at: string): string {
   return canonicalJson({ root_hash: rootHash, timestamp: at, tree_size: treeSize });
 }
 
@@ -167,7 +164,7 @@ export async function publishHead(sql: Sql, sign: HeadSigner, now: Date): Promis
   const at = timestamp(now);
   const signedPayload = headPayload(size, rootHash, at);
   const { signature, keyId } = sign(signedPayload);
-  const today = new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS);
+  const today = dayStart(date(now));
   await sql.begin(async (tx) => {
     await tx`
       INSERT INTO transparency_heads (tree_size, root_hash, signed_at, signed_payload, signature, key_id)

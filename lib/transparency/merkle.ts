@@ -44,7 +44,7 @@ export function nodeHash(left: Uint8Array, right: Uint8Array): Hash {
 }
 
 /** The largest power of two smaller than n (n >= 2): the RFC's split point k. */
-export function splitPoint(n: number): number {
+function splitPoint(n: number): number {
   let k = 1;
   while (k * 2 < n) k *= 2;
   return k;
@@ -173,7 +173,7 @@ export function consistencyProof(first: number, second: number, subtree: Subtree
 }
 
 /** A node completed by an append, to be stored (level >= 1: leaf hashes are stored with their entries). */
-export interface StoredNode extends Node {
+interface StoredNode extends Node {
   readonly hash: Hash;
 }
 

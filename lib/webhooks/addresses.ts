@@ -11,7 +11,7 @@ import net from 'node:net';
 /** Every address a host name resolves to (injectable: tests map a public-looking name to 127.0.0.1). */
 export type Lookup = (hostname: string) => Promise<readonly { address: string; family: number }[]>;
 
-export const systemLookup: Lookup = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
+const systemLookup: Lookup = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
 
 /** Ranges no webhook may reach, each with the words a customer reads when refused. */
 const REFUSED: readonly [string, number, 'ipv4' | 'ipv6', string][] = [

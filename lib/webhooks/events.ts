@@ -53,7 +53,7 @@ export const HEARTBEAT_SECONDS = { min: 300, max: 86_400, default: 3_600 } as co
 export const eventTime = (d: Date): string => d.toISOString().replace('Z', '+00:00');
 
 /** A new event id: `evt_` and 32 hex characters, unique; the receiver de-duplicates by it. */
-export const newEventId = (): string => `evt_${crypto.randomUUID().replaceAll('-', '')}`;
+const newEventId = (): string => `evt_${crypto.randomUUID().replaceAll('-', '')}`;
 
 export interface NewEvent {
   readonly type: EventType | typeof TEST_EVENT;
@@ -68,19 +68,16 @@ export interface NewEvent {
 }
 
 /**
- * Writes an event to the outbox and returns its id. The lead's publishing step calls it for
- * `restatement` and `fixing.published`; it returns as soon as the row is written.
+ * Writes an event to the outbox and returns its id. The publishing step calls it for `restatement`
+ * and `fixing.published`; it returns as soon as the row is written.
  */
 export async function emitEvent(sql: Sql, event: NewEvent): Promise<string> {
-  const id = newEventId();
-  await sql`
-    INSERT INTO webhook_events (id, type, pair, endpoint_id, created_at, data)
-    VALUES (${id}, ${event.type}, ${event.pair ?? null}, ${event.endpointId ?? null}, ${event.at ?? new Date()}, ${sql.json(event.data as never)})`;
-  return id;
+  const [id] = await emitEvents(sql, [event]);
+  return id!;
 }
 
 /** Rows for one multi-row INSERT: well under the embedded database's 64 KB message limit. */
-export const EVENTS_PER_STATEMENT = 100;
+const EVENTS_PER_STATEMENT = 100;
 
 /** Writes many events (the detectors' output of one cycle), a bounded statement at a time. */
 export async function emitEvents(sql: Sql, events: readonly NewEvent[]): Promise<string[]> {

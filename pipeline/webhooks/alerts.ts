@@ -29,7 +29,7 @@ interface AlertRow {
 const ALERTS_PER_STATEMENT = 200;
 
 /** The enabled endpoints subscribed to an alert kind their customer's tier allows. */
-export async function alertRules(sql: Sql): Promise<EndpointRule[]> {
+async function alertRules(sql: Sql): Promise<EndpointRule[]> {
   const rows = await sql<EndpointRow[]>`
     SELECT e.id, c.tier, e.events, e.pairs, e.divergence_pct, e.stale_seconds
     FROM webhook_endpoints e JOIN customers c ON c.id = e.customer_id

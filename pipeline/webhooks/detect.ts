@@ -9,9 +9,9 @@ import type { PairObservation } from '../../lib/webhooks/observation.js';
 /** Evaluations in a row the condition must be clearly over before an alert ends. */
 export const CALM_TO_END = 2;
 /** A divergence alert ends below this share of its threshold. */
-export const DIVERGENCE_CLEAR_RATIO = 0.8;
+const DIVERGENCE_CLEAR_RATIO = 0.8;
 /** A staleness alert ends once the data is younger than this share of its limit. */
-export const STALE_CLEAR_RATIO = 0.5;
+const STALE_CLEAR_RATIO = 0.5;
 
 export type AlertKind = Extract<EventType, 'pair.divergence' | 'pair.stale' | 'source.failing'>;
 export const ALERT_KINDS: readonly AlertKind[] = ['pair.divergence', 'pair.stale', 'source.failing'];
@@ -46,18 +46,18 @@ export function step(alert: Alert | null, reading: Reading, at: Date): Step {
   }
 }
 
-export function divergenceReading(o: PairObservation, thresholdPct: number): Reading {
+function divergenceReading(o: PairObservation, thresholdPct: number): Reading {
   if (o.divergencePct === null) return 'unknown';
   const d = Math.abs(o.divergencePct);
   return d > thresholdPct ? 'beyond' : d <= thresholdPct * DIVERGENCE_CLEAR_RATIO ? 'clear' : 'near';
 }
 
-export function staleReading(o: PairObservation, staleSeconds: number): Reading {
+function staleReading(o: PairObservation, staleSeconds: number): Reading {
   if (o.ageSeconds === null) return 'unknown';
   return o.ageSeconds > staleSeconds ? 'beyond' : o.ageSeconds <= staleSeconds * STALE_CLEAR_RATIO ? 'clear' : 'near';
 }
 
-export const sourceReading = (o: PairObservation, exchange: string): Reading => (o.sourcesFailing.includes(exchange) ? 'beyond' : 'clear');
+const sourceReading = (o: PairObservation, exchange: string): Reading => (o.sourcesFailing.includes(exchange) ? 'beyond' : 'clear');
 
 /** An endpoint's alert settings. */
 export interface EndpointRule {
@@ -71,7 +71,7 @@ export interface EndpointRule {
 }
 
 /** Alerts shared by every subscriber (a source failing) are kept under this endpoint id. */
-export const SHARED = 0;
+const SHARED = 0;
 
 export const alertKey = (endpointId: number, kind: AlertKind, subject: string): string => `${endpointId}|${kind}|${subject}`;
 

@@ -17,11 +17,11 @@ import { send, type Outcome } from './send.js';
 
 const HOUR_MS = 3_600_000;
 /** A delivery is retried until this long after its event. */
-export const RETRY_WINDOW_MS = 24 * HOUR_MS;
+const RETRY_WINDOW_MS = 24 * HOUR_MS;
 /** An endpoint whose deliveries have all failed this long is disabled. */
-export const DISABLE_AFTER_MS = 24 * HOUR_MS;
+const DISABLE_AFTER_MS = 24 * HOUR_MS;
 /** Events (with their deliveries and attempts) are kept this long for the dashboard. */
-export const KEEP_EVENTS_MS = 7 * 24 * HOUR_MS;
+const KEEP_EVENTS_MS = 7 * 24 * HOUR_MS;
 /** Events fanned out per statement. */
 const FANOUT_BATCH = 500;
 /** Deliveries of one endpoint taken at once (sent one after the other). */
@@ -86,7 +86,7 @@ interface Result {
 }
 
 /** The JSON a receiver gets: the same bytes on every attempt of an event. */
-export function eventBody(e: { id: string; type: string; created_at: Date; pair: string | null; data: unknown }): string {
+function eventBody(e: { id: string; type: string; created_at: Date; pair: string | null; data: unknown }): string {
   return JSON.stringify({ id: e.id, type: e.type, created_at: eventTime(e.created_at), pair: e.pair, data: e.data });
 }
 
