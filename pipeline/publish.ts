@@ -4,6 +4,7 @@
 // ranges to the certifier), the fixings whose hour has settled, restatements of what late trades
 // moved, the storage jobs where there is no job scheduler, the cycle record, then onCycle. Calls
 // while one runs are folded into one more run after it.
+import { Coalesced } from '../lib/coalesced.js';
 import type { Sql } from '../lib/db/connect.js';
 import { withoutStatementTimeout } from '../lib/db/connect.js';
 import { refreshAggregates } from '../lib/db/refresh.js';
@@ -53,8 +54,7 @@ export interface PublisherOptions {
 export class Publisher {
   /** What venues delivered since the last publish: the next cycle record. */
   private unpublished: { startedAt: Date; rowsBySource: Record<string, number>; errors: RunError[] };
-  private publishing: Promise<CycleReport> | null = null;
-  private again = false;
+  private readonly publishes = new Coalesced(() => this.publishOnce(), () => !this.o.stopped());
   /** Each pair's settled_through, for counting late trades (loaded before the first run, then kept by settling). */
   private settled: Map<string, Date> | null = null;
   private storageJobsAt = 0;
@@ -87,27 +87,11 @@ export class Publisher {
   }
 
   get current(): Promise<unknown> | null {
-    return this.publishing;
+    return this.publishes.current;
   }
 
   publish(): Promise<CycleReport> {
-    if (this.publishing) {
-      this.again = true;
-      return this.publishing;
-    }
-    this.publishing = (async () => {
-      try {
-        let report: CycleReport;
-        do {
-          this.again = false;
-          report = await this.publishOnce();
-        } while (this.again && !this.o.stopped());
-        return report;
-      } finally {
-        this.publishing = null;
-      }
-    })();
-    return this.publishing;
+    return this.publishes.run();
   }
 
   async record(kind: 'trades' | 'fx' | 'backfill', report: CycleReport): Promise<void> {

@@ -3,6 +3,7 @@
 // markets request never queries the database. What depends on the clock (age, quality, status,
 // confidence) is worked out per request in api/live/present.ts.
 import { EventEmitter } from 'node:events';
+import { Coalesced } from '../../lib/coalesced.js';
 import type { Sql } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
 import type { WalFence } from '../../lib/db/replicas.js';
@@ -106,29 +107,14 @@ export class LiveSnapshot {
     return [...this.entries.values()];
   }
 
-  private refreshing: Promise<void> | null = null;
-  private again = false;
+  private readonly rebuilds = new Coalesced(() => this.build());
 
   /**
    * Rebuilds the snapshot. Calls while one runs are folded into one more run after it, so an older
    * build can never finish last and overwrite a newer one.
    */
-  async refresh(): Promise<void> {
-    if (this.refreshing) {
-      this.again = true;
-      return this.refreshing;
-    }
-    this.refreshing = (async () => {
-      try {
-        do {
-          this.again = false;
-          await this.build();
-        } while (this.again);
-      } finally {
-        this.refreshing = null;
-      }
-    })();
-    return this.refreshing;
+  refresh(): Promise<void> {
+    return this.rebuilds.run();
   }
 
   private async build(): Promise<void> {

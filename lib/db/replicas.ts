@@ -16,6 +16,7 @@
 // written after the fence (the open 5-minute candle's newest trades), never in what was published.
 import { createLogger, type Logger } from '../log.js';
 import { createPool, isUnreachable, type Sql } from './pool.js';
+import { Coalesced } from '../coalesced.js';
 import { within } from '../within.js';
 
 export type ReplicaState = 'ok' | 'lagging' | 'down';
@@ -107,8 +108,7 @@ export class ReadRouter implements WalFence {
   private fence = 0n;
   private turn = 0;
   private timer: NodeJS.Timeout | undefined;
-  private probing: Promise<void> | null = null;
-  private again = false;
+  private readonly probes = new Coalesced(() => this.probeOnce(), () => !this.closed);
   private closed = false;
   /** Reads the primary has answered since the process started (none usable, or a replica failed). */
   primaryReads = 0;
@@ -220,7 +220,7 @@ export class ReadRouter implements WalFence {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.timer);
-    await this.probing;
+    await this.probes.current;
     await Promise.all(this.replicas.flatMap((r) => [r.sql.end({ timeout: 5 }), r.probe.end({ timeout: 1 })]));
   }
 
@@ -251,27 +251,17 @@ export class ReadRouter implements WalFence {
   /** One probe of every replica at a time: calls meanwhile are folded into one more after it. */
   private probeAll(): Promise<void> {
     if (this.closed) return Promise.resolve();
-    if (this.probing) {
-      this.again = true;
-      return this.probing;
-    }
-    this.probing = (async () => {
-      try {
-        do {
-          this.again = false;
-          // the primary's position first: a replica that has replayed it is not behind at all
-          const primaryAt = await within(PROBE_TIMEOUT_MS, this.primary<{ lsn: string }[]>`SELECT pg_current_wal_lsn()::text AS lsn`).then(
-            ([row]) => walPosition(row!.lsn),
-            () => null,
-          );
-          await Promise.all(this.replicas.map((r) => this.probeOne(r, primaryAt)));
-          this.probeRounds++;
-        } while (this.again && !this.closed);
-      } finally {
-        this.probing = null;
-      }
-    })();
-    return this.probing;
+    return this.probes.run();
+  }
+
+  private async probeOnce(): Promise<void> {
+    // the primary's position first: a replica that has replayed it is not behind at all
+    const primaryAt = await within(PROBE_TIMEOUT_MS, this.primary<{ lsn: string }[]>`SELECT pg_current_wal_lsn()::text AS lsn`).then(
+      ([row]) => walPosition(row!.lsn),
+      () => null,
+    );
+    await Promise.all(this.replicas.map((r) => this.probeOne(r, primaryAt)));
+    this.probeRounds++;
   }
 
   private async probeOne(r: Replica, primaryAt: bigint | null): Promise<void> {

@@ -7,6 +7,7 @@
 // 24 hours is disabled, with the reason. Everything it knows is in the database: a restart carries
 // on (a delivery under way when the process died is made again once its lease runs out: at least once).
 import { setMaxListeners } from 'node:events';
+import { Coalesced } from '../../lib/coalesced.js';
 import type { Sql } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
 import type { Lookup } from '../../lib/webhooks/addresses.js';
@@ -99,8 +100,7 @@ export class WebhookWorker {
   private readonly inFlight = new Map<number, Promise<void>>();
   private results: Result[] = [];
   private recording: Promise<void> | null = null;
-  private passing: Promise<void> | null = null;
-  private passAgain = false;
+  private readonly passes = new Coalesced(() => this.passOnce(), () => !this.stopped);
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private housekeptAt = 0;
@@ -156,29 +156,15 @@ export class WebhookWorker {
 
   /** Resolves once nothing is under way: no pass, no delivery, nothing left to record. */
   async idle(): Promise<void> {
-    while (this.passing || this.inFlight.size || this.recording || this.results.length) {
-      await Promise.allSettled([this.passing, ...this.inFlight.values(), this.recording]);
+    while (this.passes.current || this.inFlight.size || this.recording || this.results.length) {
+      await Promise.allSettled([this.passes.current, ...this.inFlight.values(), this.recording]);
       if (!this.recording && this.results.length) this.record();
     }
   }
 
   /** Passes while one runs are folded into one more after it. */
   private pass(): Promise<void> {
-    if (this.passing) {
-      this.passAgain = true;
-      return this.passing;
-    }
-    this.passing = (async () => {
-      try {
-        do {
-          this.passAgain = false;
-          await this.passOnce();
-        } while (this.passAgain && !this.stopped);
-      } finally {
-        this.passing = null;
-      }
-    })();
-    return this.passing;
+    return this.passes.run();
   }
 
   private async passOnce(): Promise<void> {

@@ -1,0 +1,41 @@
+// A job that may be asked for again while it runs (a snapshot rebuild, a delivery pass, a probe of
+// the replicas, a publish): calls meanwhile are folded into one more run after the current one, so
+// every caller's request is served by a run that started after it, and an older run never finishes
+// last over a newer one.
+
+export class Coalesced<T> {
+  private running: Promise<T> | null = null;
+  private again = false;
+
+  /** `keepGoing`: whether a folded run still goes ahead (false once the owner is stopping). */
+  constructor(
+    private readonly job: () => Promise<T>,
+    private readonly keepGoing: () => boolean = () => true,
+  ) {}
+
+  /** Runs the job, or, while it runs, one more time after it; resolves with the last run's result. */
+  run(): Promise<T> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      try {
+        let result: T;
+        do {
+          this.again = false;
+          result = await this.job();
+        } while (this.again && this.keepGoing());
+        return result;
+      } finally {
+        this.running = null;
+      }
+    })();
+    return this.running;
+  }
+
+  /** The run under way, or null. */
+  get current(): Promise<T> | null {
+    return this.running;
+  }
+}
