@@ -81,7 +81,6 @@ export interface Evaluation {
   readonly alerts: Map<string, Alert>;
 }
 
-const round = (n: number, digits: number) => Number(n.toFixed(digits));
 const seconds = (from: Date, to: Date) => Math.max(0, Math.round((to.getTime() - from.getTime()) / 1000));
 
 /**
@@ -100,37 +99,23 @@ export function evaluate(observations: readonly PairObservation[], endpoints: re
     const at = o.at;
     for (const e of endpoints) {
       if (e.pairs && !e.pairs.includes(o.pair)) continue;
-      if (e.kinds.includes('pair.divergence')) {
-        apply(alertKey(e.id, 'pair.divergence', o.pair), divergenceReading(o, e.divergencePct), at, (state, since) => ({
-          type: 'pair.divergence',
+      // an endpoint's own event about the pair: its state, the readings, since when, how long
+      const pairEvent =
+        (type: 'pair.divergence' | 'pair.stale', readings: Record<string, unknown>) =>
+        (state: 'started' | 'ended', since: Date): NewEvent => ({
+          type,
           pair: o.pair,
           endpointId: e.id,
           at,
-          data: {
-            state,
-            divergence_pct: o.divergencePct === null ? null : round(o.divergencePct, 4),
-            threshold_pct: e.divergencePct,
-            rate: o.rate,
-            synthetic_price: o.synthetic,
-            since: eventTime(since),
-            ...(state === 'ended' ? { duration_seconds: seconds(since, at) } : {}),
-          },
-        }));
+          data: { state, ...readings, since: eventTime(since), ...(state === 'ended' ? { duration_seconds: seconds(since, at) } : {}) },
+        });
+      if (e.kinds.includes('pair.divergence')) {
+        const readings = { divergence_pct: o.divergencePct, threshold_pct: e.divergencePct, rate: o.rate, synthetic_price: o.synthetic };
+        apply(alertKey(e.id, 'pair.divergence', o.pair), divergenceReading(o, e.divergencePct), at, pairEvent('pair.divergence', readings));
       }
       if (e.kinds.includes('pair.stale')) {
-        apply(alertKey(e.id, 'pair.stale', o.pair), staleReading(o, e.staleSeconds), at, (state, since) => ({
-          type: 'pair.stale',
-          pair: o.pair,
-          endpointId: e.id,
-          at,
-          data: {
-            state,
-            age_seconds: o.ageSeconds,
-            threshold_seconds: e.staleSeconds,
-            since: eventTime(since),
-            ...(state === 'ended' ? { duration_seconds: seconds(since, at) } : {}),
-          },
-        }));
+        const readings = { age_seconds: o.ageSeconds, threshold_seconds: e.staleSeconds };
+        apply(alertKey(e.id, 'pair.stale', o.pair), staleReading(o, e.staleSeconds), at, pairEvent('pair.stale', readings));
       }
     }
     // shared: every source failing now or with an alert in force for this pair
