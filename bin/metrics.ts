@@ -183,28 +183,21 @@ export class ServiceMetrics implements MetricsSource {
     });
     new Gauge({ name: 'afrates_database_connections_max', help: "The connection pool's size (the embedded database admits one).", registers }).set(db.maxConnections);
     if (!db.webhooks) return;
-    const backlog = async (pick: (b: WebhookBacklog) => number): Promise<number | null> => {
-      const b = (await read()).webhooks;
-      return b ? pick(b) : null;
-    };
-    new Gauge({
-      name: 'afrates_webhook_events_waiting',
-      help: 'Webhook events not yet fanned out into deliveries.',
-      registers,
-      async collect() {
-        const n = await backlog((b) => b.eventsWaiting);
-        if (n !== null) this.set(n);
-      },
-    });
-    new Gauge({
-      name: 'afrates_webhook_deliveries_pending',
-      help: 'Webhook deliveries not yet delivered nor given up.',
-      registers,
-      async collect() {
-        const n = await backlog((b) => b.deliveriesPending);
-        if (n !== null) this.set(n);
-      },
-    });
+    const backlogGauges: [string, string, (b: WebhookBacklog) => number][] = [
+      ['afrates_webhook_events_waiting', 'Webhook events not yet fanned out into deliveries.', (b) => b.eventsWaiting],
+      ['afrates_webhook_deliveries_pending', 'Webhook deliveries not yet delivered nor given up.', (b) => b.deliveriesPending],
+    ];
+    for (const [name, help, pick] of backlogGauges) {
+      new Gauge({
+        name,
+        help,
+        registers,
+        async collect() {
+          const b = (await read()).webhooks;
+          if (b) this.set(pick(b));
+        },
+      });
+    }
     new Gauge({
       name: 'afrates_webhook_endpoints',
       help: 'Webhook endpoints by state: enabled, failing (enabled, every delivery failing since the last success), disabled.',
