@@ -4,6 +4,7 @@
 // a month's file) is read in statements of a bounded number of rows, each when the reader asks
 // for it: the embedded database's one connection serves other requests in between, and the
 // range is never held in memory at once.
+import crypto from 'node:crypto';
 import type { Sql } from '../../lib/db/connect.js';
 
 /**
@@ -54,6 +55,11 @@ function pageRows(sql: Sql, interval: string, pair: string, from: Date, to: Date
   return sql<PageRow[]>`SELECT * FROM candle_page(${interval}, ${pair}, ${from}, ${to}, ${limit})`;
 }
 
+/** The page rows with each row's text as candlesDigest() hashes it. */
+function pageRowsWithText(sql: Sql, interval: string, pair: string, from: Date, to: Date, limit: number) {
+  return sql<(PageRow & { row_text: string })[]>`SELECT p.*, p::text AS row_text FROM candle_page(${interval}, ${pair}, ${from}, ${to}, ${limit}) p`;
+}
+
 /**
  * Where a page of `limit` candles ends, found before it is read (one index read each): `last`,
  * the bucket of its last candle when a candle follows it (the page's next cursor), else null;
@@ -81,8 +87,11 @@ export const ROWS_PER_STATEMENT = 2_000;
  * database works while the caller writes), and no further until the caller asks for that one:
  * at most two chunks are held, and a caller that stops leaves at most that one statement behind.
  */
-export async function candleChunks(sql: Sql, q: CandlePageQuery, chunkRows = ROWS_PER_STATEMENT): Promise<AsyncGenerator<PageRow[], void>> {
-  const read = (from: Date, left: number) => pageRows(sql, q.interval, q.pair, from, q.to, Math.min(chunkRows, left));
+export async function candleChunks(sql: Sql, q: CandlePageQuery, opts: { chunkRows?: number; digest?: RowsDigest } = {}): Promise<AsyncGenerator<PageRow[], void>> {
+  const { chunkRows = ROWS_PER_STATEMENT, digest } = opts;
+  const read = digest
+    ? (from: Date, left: number) => pageRowsWithText(sql, q.interval, q.pair, from, q.to, Math.min(chunkRows, left))
+    : (from: Date, left: number) => pageRows(sql, q.interval, q.pair, from, q.to, Math.min(chunkRows, left));
   const first = q.limit > 0 ? await read(firstFrom(q), q.limit) : [];
   return (async function* chunks() {
     let rows: PageRow[] = first;
@@ -91,7 +100,10 @@ export async function candleChunks(sql: Sql, q: CandlePageQuery, chunkRows = ROW
       left -= rows.length;
       const next = rows.length === chunkRows && left > 0 ? read(new Date(Date.parse(rows[rows.length - 1]!.t) + 1), left) : null;
       next?.catch(() => {}); // sends it now (postgres.js sends a query when it is awaited); a failure is met below, or by no one if the caller stops
-      if (rows.length) yield rows;
+      if (rows.length) {
+        digest?.add(rows as (PageRow & { row_text: string })[]);
+        yield rows;
+      }
       if (!next) return;
       rows = await next;
     }
@@ -106,12 +118,31 @@ export async function settledThrough(sql: Sql, pair: string): Promise<Date | nul
 
 /**
  * The SHA-256 of a range's candle rows as candle_page returns them, in order: equal digests, equal
- * rows. Rows only move forward (trades and FX rates are appended, never edited), so rows read after
- * the digest are the same or newer, never older.
+ * rows. RowsDigest makes the same digest from the rows a read hands out.
  */
 export async function candlesDigest(sql: Sql, pair: string, interval: string, from: Date, to: Date): Promise<string> {
   const [row] = await sql<{ digest: string }[]>`
     SELECT encode(sha256(convert_to(coalesce(string_agg(p::text, E'\n' ORDER BY p.t), ''), 'UTF8')), 'hex') AS digest
     FROM candle_page(${interval}, ${pair}, ${from}, ${to}, NULL) p`;
   return row!.digest;
+}
+
+/**
+ * candlesDigest() of the rows candleChunks() hands out, made as they are read: the same bytes (each
+ * row's text from the database, a line feed between rows) through the same hash, so a file made
+ * from those rows is known by the digest a later candlesDigest() of unchanged rows gives.
+ */
+export class RowsDigest {
+  private readonly hash = crypto.createHash('sha256');
+  private rows = 0;
+  private done: string | null = null;
+
+  add(rows: readonly { row_text: string }[]): void {
+    for (const r of rows) this.hash.update(this.rows++ === 0 ? r.row_text : `\n${r.row_text}`);
+  }
+
+  /** The hex digest, once every row has been added. */
+  hex(): string {
+    return (this.done ??= this.hash.digest('hex'));
+  }
 }

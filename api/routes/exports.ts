@@ -2,7 +2,7 @@
 // Builder and up; one request, however many rows. The file is made while it is sent, a statement of
 // rows at a time (never the month's rows in memory), and is the same bytes for the same candles, so
 // its SHA-256 (an RFC 9530 Content-Digest trailer; a HEAD's header) names its content. A complete
-// month's file is kept once made (api/file-cache.ts).
+// month's file is kept once made, with the digest of the rows it was made from (api/file-cache.ts).
 import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { candleCsv, candleParquet } from '../candle-files.js';
@@ -13,7 +13,7 @@ import { validationError } from '../errors.js';
 import { GZIP_LEVEL } from '../middleware/compress.js';
 import { knownPair, type Operation } from '../operation.js';
 import { PARQUET_TYPE } from '../parquet.js';
-import { candleChunks, candlesDigest, settledThrough } from '../queries/candles.js';
+import { candleChunks, candlesDigest, RowsDigest, settledThrough } from '../queries/candles.js';
 import { byteStream, digestOf, sendStream, through, withDigestTrailer } from '../streamed.js';
 import { PAIR, parseQuery } from '../validate.js';
 
@@ -85,10 +85,12 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const { complete, cached, file } = await deps.read.run(async (sql) => {
       const settled = await settledThrough(sql, pair.pair);
       const complete = settled !== null && settled.getTime() >= to.getTime();
-      // a complete month's file is kept once made, under its rows' digest (api/file-cache.ts)
-      const cacheKey = complete && deps.files.maxBytes > 0 ? `${pair.pair}|${interval}|${q.month}|${q.format}|${await candlesDigest(sql, pair.pair, interval, from, to)}` : null;
-      const cached = cacheKey ? deps.files.get(cacheKey) : undefined;
-      const file = cached ? Readable.from([cached]) : await makeFile(sql, deps.files, pair, interval, q.month, q.format, from, to, cacheKey);
+      // a complete month's file is kept once made, with its rows' digest, and given out again
+      // while the rows still have it (api/file-cache.ts)
+      const keepAs = complete && deps.files.maxBytes > 0 ? `${pair.pair}|${interval}|${q.month}|${q.format}` : null;
+      const kept = keepAs ? deps.files.get(keepAs) : undefined;
+      const cached = kept && kept.rows === (await candlesDigest(sql, pair.pair, interval, from, to)) ? kept.bytes : undefined;
+      const file = cached ? Readable.from([cached]) : await makeFile(sql, deps.files, pair, interval, q.month, q.format, from, to, keepAs);
       return { complete, cached, file };
     });
     const head = ctx.method === 'HEAD' ? await digestOf(file) : null; // a failure until here is still an error answer, without a file's headers
@@ -109,14 +111,16 @@ export function mount(router: AppRouter, deps: AppDeps): void {
 }
 
 /**
- * The month's file as it is made from its candles, kept under `cacheKey` once whole (null: not
- * kept). Every column: the route is for Builder and up, who see them all.
+ * The month's file as it is made from its candles, kept under `keepAs` once whole (null: not
+ * kept), with the digest of the rows it was made from. Every column: the route is for Builder and
+ * up, who see them all.
  */
-async function makeFile(sql: Sql, files: FileCache, pair: PairInfo, interval: '5m' | '1h' | '1d', month: string, format: string, from: Date, to: Date, cacheKey: string | null): Promise<Readable> {
-  const chunks = await candleChunks(sql, { pair: pair.pair, interval, from, to, after: null, limit: MONTH_ROWS_MAX });
+async function makeFile(sql: Sql, files: FileCache, pair: PairInfo, interval: '5m' | '1h' | '1d', month: string, format: string, from: Date, to: Date, keepAs: string | null): Promise<Readable> {
+  const digest = keepAs ? new RowsDigest() : undefined;
+  const chunks = await candleChunks(sql, { pair: pair.pair, interval, from, to, after: null, limit: MONTH_ROWS_MAX }, { digest });
   const made =
     format === 'parquet'
       ? byteStream(candleParquet(chunks, pair, true, { 'afrates.pair': pair.pair, 'afrates.interval': interval, 'afrates.month': month }))
       : through(byteStream(candleCsv(chunks, pair, true)), zlib.createGzip({ level: FILE_GZIP_LEVEL }));
-  return cacheKey ? through(made, files.keeper(cacheKey)) : made;
+  return keepAs && digest ? through(made, files.keeper(keepAs, () => digest.hex())) : made;
 }

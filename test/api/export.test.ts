@@ -25,6 +25,8 @@ let month: string;
 let monthEnd: string;
 
 const today = () => new Date().toISOString().slice(0, 10);
+/** The day five hours ago: from it to today lies at least five of the six seeded hours, whatever the time of day. */
+const recentDay = () => new Date(Date.now() - 5 * 3_600_000).toISOString().slice(0, 10);
 const monthOf = (monthsBack: number) => {
   const now = new Date();
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - monthsBack, 1)).toISOString().slice(0, 7);
@@ -89,7 +91,7 @@ function raw(path: string, key: string, headers: Record<string, string> = {}, me
 const sha256 = (bytes: Buffer) => `sha-256=:${crypto.createHash('sha256').update(bytes).digest('base64')}:`;
 
 describe('GET /v1/rates/historical as CSV', () => {
-  const page = (extra = '') => `/v1/rates/historical?pair=BTCNGN&start=${today()}&end=${today()}&interval=5m&limit=40${extra}`;
+  const page = (extra = '') => `/v1/rates/historical?pair=BTCNGN&start=${recentDay()}&end=${today()}&interval=5m&limit=40${extra}`;
 
   it('is the JSON page, field for field, the candle laid out flat and written as JSON writes it', async () => {
     const key = await t.key('builder');
@@ -108,7 +110,7 @@ describe('GET /v1/rates/historical as CSV', () => {
   });
 
   it('shows each tier what its JSON shows: Free without the Builder verification fields', async () => {
-    const url = `/v1/rates/historical?pair=BTCNGN&start=${today()}&end=${today()}&limit=5`;
+    const url = `/v1/rates/historical?pair=BTCNGN&start=${recentDay()}&end=${today()}&limit=5`;
     const json = await t.get(url, t.keys.free);
     const csv = await t.get(`${url}&format=csv`, t.keys.free);
     const records: Record<string, string>[] = parse(csv.body as string, { columns: true });
@@ -128,7 +130,7 @@ describe('GET /v1/rates/historical as CSV', () => {
 
   it('walks the same pages as JSON: its cursor in X-Next-Cursor and Link, X-Has-More at the end', async () => {
     const key = await t.key('builder');
-    const base = `/v1/rates/historical?pair=BTCNGN&start=${today()}&end=${today()}&interval=5m&limit=17`;
+    const base = `/v1/rates/historical?pair=BTCNGN&start=${recentDay()}&end=${today()}&interval=5m&limit=17`;
     const jsonPages: Json[][] = [];
     const cursors: (string | null)[] = [];
     let cursor: string | null = null;
@@ -425,19 +427,19 @@ describe('a month streamed while it is read', () => {
   });
 
   it('keeps no file whose making failed, and answers a failure before the first byte without a file name', async () => {
-    // an API that keeps complete months: its first candle_page statement is the rows' digest
+    // an API that keeps complete months, with nothing kept yet: its first candle_page statement is the first rows
     const keeping = await startTestApi({ db: { ...t.db, sql: held.sql } });
     try {
       const path = `/v1/exports/candles?pair=BTCNGN&month=${month}&interval=5m&format=csv`;
       held.reset();
-      held.state.failAt = 2; // the first rows
+      held.state.failAt = 1; // the first rows
       const refused = await raw(path, keeping.keys.builder, {}, 'GET', keeping);
       expect(refused.status).toBe(503);
       expect(refused.headers['content-disposition']).toBeUndefined(); // `curl -OJ` saves no error as a .csv.gz
       expect(JSON.parse(refused.bytes.toString())).toMatchObject({ error: 'service_unavailable', status: 503 });
 
       held.reset();
-      held.state.failAt = 3; // the second statement of rows, once the file has begun
+      held.state.failAt = 2; // the second statement of rows, once the file has begun
       const cut = await raw(path, keeping.keys.builder, {}, 'GET', keeping).catch((err: Error) => err);
       expect((cut as NodeJS.ErrnoException).code).toBe('ECONNRESET');
 
