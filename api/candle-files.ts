@@ -1,7 +1,7 @@
 // Candles as files: CSV text and Parquet bytes, made a chunk of rows at a time as the rows are
 // read (api/queries/candles.ts candleChunks), each row shaped once (api/candles.ts), so the JSON,
 // CSV and Parquet of a candle hold the same values.
-import { candleColumns, candleValues, shapeCandle } from './candles.js';
+import { candleColumns, candleTexts, candleValues, shapeCandle } from './candles.js';
 import type { PairInfo } from './context.js';
 import { csvLine } from './csv.js';
 import { ParquetRowGroups } from './parquet.js';
@@ -13,7 +13,7 @@ export async function* candleCsv(chunks: AsyncIterable<PageRow[]>, pair: PairInf
   yield csvLine(columns.map((c) => c.name));
   for await (const rows of chunks) {
     let piece = '';
-    for (const r of rows) piece += csvLine(candleValues(shapeCandle(r, pair.pair, pair.quote, full), columns));
+    for (const r of rows) piece += csvLine(candleValues(candleTexts(r, pair.pair, pair.quote, full), columns));
     yield piece;
   }
 }

@@ -2,64 +2,82 @@
 // /v1/rates/historical; candleColumns() lays the same fields out flat, in the order and with the
 // types of the CANDLE schema (api/schemas.ts), for CSV and Parquet. So a field is added in two
 // places, the schema and shapeCandle, and every format has it.
-import { numeric } from '../lib/format.js';
-import * as x from '../lib/methodology/exact.js';
+import { numberText, numeric } from '../lib/format.js';
+import { ESTIMATE, Undecided } from '../lib/methodology/estimate.js';
+import { EXACT, type Arithmetic } from '../lib/methodology/exact.js';
 import { METHODOLOGY_VERSION } from '../lib/methodology/parameters.js';
-import * as v from '../lib/methodology/rules.js';
+import { figureRules } from '../lib/methodology/rules.js';
 import type { PageRow } from './queries/candles.js';
 import { CANDLE, TIMESTAMP, type Candle } from './schemas.js';
 
 /**
  * One candle from its page row, its VWAP and synthetic price computed exactly from its sums and
  * rounded as the methodology publishes rates. `full` (Builder and up): the verification's
- * confidence, divergence, synthetic price and source count besides status and quality.
+ * confidence, divergence, synthetic price and source count besides status and quality. Its
+ * numbers are what `n` makes of their decimal text: JSON's numbers (numeric), or, for CSV, the
+ * text JSON writes for them (numberText).
  */
-export function shapeCandle(c: PageRow, pair: string, quote: string, full: boolean): Candle {
-  const p = prices(c);
+export function shapeCandle(c: PageRow, pair: string, quote: string, full: boolean, n: (text: string) => number = numeric): Candle {
+  const f = figures(c, quote);
+  const nullable = (text: string | null) => (text === null ? null : n(text));
   return {
     time: c.t,
     pair,
-    open: numeric(c.open),
-    high: numeric(c.high),
-    low: numeric(c.low),
-    close: numeric(c.close),
-    vwap: p.vwap ? Number(v.publishedRate(p.vwap)) : null,
-    total_volume: numeric(c.volume),
+    open: n(c.open),
+    high: n(c.high),
+    low: n(c.low),
+    close: n(c.close),
+    vwap: nullable(f.vwap),
+    total_volume: n(c.volume),
     settled: c.settled,
-    verification: verification(c, p, quote, full),
+    verification: {
+      status: f.status,
+      data_quality: c.venues >= 2 ? 'high' : c.venues === 1 ? 'medium' : 'low',
+      ...(full && { confidence: f.confidence, divergence_pct: nullable(f.divergence_pct), synthetic_price: nullable(f.synthetic_price), sources_count: c.venues }),
+    },
     methodology_version: METHODOLOGY_VERSION,
   };
 }
 
-/** A candle's VWAP and synthetic price, exact, from its sums (null where a sum is missing). */
-function prices(c: PageRow) {
-  const volume = x.parseDecimal(c.volume);
-  const vwap = volume.n > 0n ? x.div(x.parseDecimal(c.pv), volume) : null;
-  const usdVolume = c.usd_volume === null ? null : x.parseDecimal(c.usd_volume);
-  const synthetic =
-    c.units_per_usd === null || c.usd_pv === null || !usdVolume || usdVolume.n === 0n
-      ? null
-      : x.mul(x.div(x.parseDecimal(c.usd_pv), usdVolume), x.parseDecimal(c.units_per_usd));
-  return { vwap, synthetic };
+/** A candle as CSV writes it: shapeCandle with each number as the text JSON writes for it. */
+export const candleTexts = (c: PageRow, pair: string, quote: string, full: boolean): Candle => shapeCandle(c, pair, quote, full, numberText as unknown as (text: string) => number);
+
+type Figures = ReturnType<ReturnType<typeof figuresIn>>;
+
+const inDoubles = figuresIn(ESTIMATE);
+const exactly = figuresIn(EXACT);
+
+/** A candle's published figures: in error-bounded doubles, or exactly where doubles cannot tell (the same figures). */
+function figures(c: PageRow, quote: string): Figures {
+  try {
+    return inDoubles(c, quote);
+  } catch (err) {
+    if (err instanceof Undecided) return exactly(c, quote);
+    throw err;
+  }
 }
 
-const parsed = (text: string | null) => (text === null ? x.ZERO : x.parseDecimal(text));
-
-function verification(c: PageRow, p: ReturnType<typeof prices>, quote: string, full: boolean): Candle['verification'] {
-  const div = p.vwap ? v.divergence(p.vwap, p.synthetic) : null;
-  const out: Candle['verification'] = {
-    status: v.verificationStatus(div, quote),
-    data_quality: c.venues >= 2 ? 'high' : c.venues === 1 ? 'medium' : 'low',
-  };
-  if (full) {
+/** The published figures of a candle from its sums, by the methodology's rules in arithmetic A: decimal text, as published. */
+export function figuresIn<T>(A: Arithmetic<T>) {
+  const v = figureRules(A);
+  const parsed = (text: string | null) => A.decimal(text ?? '0');
+  return (c: PageRow, quote: string) => {
+    const volume = A.decimal(c.volume);
+    const vwap = A.positive(volume) ? A.div(A.decimal(c.pv), volume) : null;
+    const usdVolume = c.usd_volume === null ? null : A.decimal(c.usd_volume);
+    const synthetic =
+      c.units_per_usd === null || c.usd_pv === null || !usdVolume || !A.positive(usdVolume) ? null : A.mul(A.div(A.decimal(c.usd_pv), usdVolume), A.decimal(c.units_per_usd));
+    const div = vwap ? v.divergence(vwap, synthetic) : null;
     const mean = parsed(c.venue_mean);
-    const dispersion = c.venues < 2 || mean.n <= 0n ? x.ZERO : x.div(x.sub(parsed(c.venue_max), parsed(c.venue_min)), mean);
-    out.confidence = v.confidence({ sources: c.venues, dispersion, divergence: div, quote, ageSeconds: 0 });
-    out.divergence_pct = div === null ? null : v.percent(div);
-    out.synthetic_price = p.synthetic ? Number(v.publishedRate(p.synthetic)) : null;
-    out.sources_count = c.venues;
-  }
-  return out;
+    const dispersion = c.venues < 2 || !A.positive(mean) ? A.ratio(0) : A.div(A.sub(parsed(c.venue_max), parsed(c.venue_min)), mean);
+    return {
+      vwap: vwap ? v.publishedRate(vwap) : null,
+      status: v.verificationStatus(div, quote),
+      confidence: v.confidence({ sources: c.venues, dispersion, divergence: div, quote, ageSeconds: 0 }),
+      divergence_pct: div === null ? null : v.percentText(div),
+      synthetic_price: synthetic ? v.publishedRate(synthetic) : null,
+    };
+  };
 }
 
 /** What a column holds, as a file format types it. */

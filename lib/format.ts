@@ -27,6 +27,40 @@ export function num(v: string | number | null | undefined): number | null {
   return typeof v === 'string' && significantDigits(v) <= 12 ? n : Number(n.toPrecision(12));
 }
 
+/**
+ * numeric text -> the text JSON writes for num(text): String(num(text)), without the double
+ * between when the text is short (a page of candles is mostly such numbers, and turning a double
+ * back into text is the costliest step of writing one as CSV). A plain decimal of at most 12
+ * significant digits reads back to the double nearest it, which JavaScript writes with those
+ * digits: the text less its surplus zeros, unless JavaScript would write an exponent.
+ */
+export function numberText(v: string): string {
+  const point = v.indexOf('.');
+  const end = point < 0 ? v.length : point;
+  const negative = v.charCodeAt(0) === 45;
+  let start = negative ? 1 : 0;
+  while (start < end - 1 && v.charCodeAt(start) === 48) start++; // leading zeros, one kept
+  let last = v.length;
+  if (point >= 0) {
+    while (last > point + 1 && v.charCodeAt(last - 1) === 48) last--; // trailing zeros
+    if (last === point + 1) last = point;
+  }
+  const whole = end - start;
+  // JavaScript writes an exponent from 1e21 up and below 1e-6; past 12 digits num() rounds
+  const zeroWhole = whole === 1 && v.charCodeAt(start) === 48;
+  const fractionZeros = zeroWhole && point >= 0 ? leadingZeros(v, point + 1, last) : 0;
+  if (whole > 21 || fractionZeros >= 6 || significantDigits(v) > 12 || !/^-?\d+(\.\d+)?$/.test(v)) return String(num(v));
+  const text = v.slice(start, last);
+  if (text === '0') return '0'; // never -0
+  return negative ? `-${text}` : text;
+}
+
+const leadingZeros = (v: string, from: number, to: number) => {
+  let i = from;
+  while (i < to && v.charCodeAt(i) === 48) i++;
+  return i - from;
+};
+
 /** Digits of a plain decimal's text, leading zeros not counted; 99 for an exponent. */
 function significantDigits(text: string): number {
   let digits = 0;

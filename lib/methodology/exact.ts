@@ -91,7 +91,7 @@ function roundHalfEven(n: bigint, d: bigint): bigint {
 }
 
 /** An integer scaled by 10^-places, written as a plain decimal, without trailing zeros unless `keepZeros` ("1.5", "-2", "0.0001"). */
-function plain(scaled: bigint, places: number, keepZeros = false): string {
+export function plain(scaled: bigint, places: number, keepZeros = false): string {
   const negative = scaled < 0n;
   let digits = (negative ? -scaled : scaled).toString();
   if (places > 0) {
@@ -144,3 +144,41 @@ export function toDecimal(value: Rational): string {
   places = Math.max(twos, fives);
   return plain((r.n * pow10(places)) / r.d, places);
 }
+
+/**
+ * The operations the published figures are computed with (lib/methodology/rules.ts), over some kind
+ * of number T: exact rationals here, error-bounded doubles in ./estimate.ts (which give up,
+ * throwing Undecided, where a double cannot tell the exact answer).
+ */
+export interface Arithmetic<T> {
+  /** A plain decimal string. */
+  decimal(text: string): T;
+  /** n / d, small integers (exact in a double). */
+  ratio(n: number, d?: number): T;
+  add(a: T, b: T): T;
+  sub(a: T, b: T): T;
+  mul(a: T, b: T): T;
+  div(a: T, b: T): T;
+  abs(a: T): T;
+  /** -1, 0 or 1 as a < b, a = b, a > b. */
+  compare(a: T, b: T): -1 | 0 | 1;
+  /** a > 0 */
+  positive(a: T): boolean;
+  toFixedPlaces(a: T, places: number): string;
+  toSignificant(a: T, digits: number): string;
+}
+
+/** Exact arithmetic: every answer is the rational one. */
+export const EXACT: Arithmetic<Rational> = {
+  decimal: parseDecimal,
+  ratio: (n, d = 1) => rational(BigInt(n), BigInt(d)),
+  add,
+  sub,
+  mul,
+  div,
+  abs,
+  compare,
+  positive: (a) => a.n > 0n,
+  toFixedPlaces: (a, places) => toFixedPlaces(a, places),
+  toSignificant,
+};

@@ -3,7 +3,7 @@
 // synthetic cross-rate, data quality, confidence, and rounding. The pipeline (certificates,
 // fixings), the live snapshot and the API's routes all use these; verify/ recomputes them alone.
 import * as x from './exact.js';
-import type { Rational } from './exact.js';
+import type { Arithmetic, Rational } from './exact.js';
 import { param, thresholdsFor } from './parameters.js';
 
 export type VerificationStatus = 'verified' | 'caution' | 'unverified';
@@ -21,23 +21,8 @@ export const STALE_SECONDS = param('stale_seconds');
 export const isLive = (ageSeconds: number): boolean => ageSeconds <= STALE_SECONDS;
 
 const dec = (v: number | string) => x.parseDecimal(String(v));
-const HUNDRED = x.rational(100n);
 // the parameters these rules compare with, as exact values (read once: they are constants)
 const OUTLIER_LIMIT = dec(param('outlier_limit'));
-const AGREEMENT = dec(param('agreement'));
-const DISPERSION_SCALE = dec(param('dispersion_scale'));
-const THRESHOLDS = new Map<string, { verified: Rational; caution: Rational }>();
-function exactThresholds(quote: string): { verified: Rational; caution: Rational } {
-  let t = THRESHOLDS.get(quote);
-  if (!t) {
-    const { verified, caution } = thresholdsFor(quote);
-    THRESHOLDS.set(quote, (t = { verified: dec(verified), caution: dec(caution) }));
-  }
-  return t;
-}
-
-/** A rate as published: rounded half-even to rate_significant_digits, a plain decimal string. */
-export const publishedRate = (r: Rational): string => x.toSignificant(r, param('rate_significant_digits'));
 
 /** One venue's sums over a window: VWAP = pv / volume. */
 export interface VenueSums {
@@ -107,21 +92,6 @@ export function outliers(prices: readonly Rational[], limit: Rational = OUTLIER_
   return agreed ? out.sort((a, b) => a - b) : [];
 }
 
-/** divergence = (rate - synthetic) / synthetic, a fraction; null without a synthetic price. */
-export function divergence(rate: Rational, synthetic: Rational | null): Rational | null {
-  return synthetic && synthetic.n > 0n ? x.div(x.sub(rate, synthetic), synthetic) : null;
-}
-
-export function verificationStatus(div: Rational | null, quote: string, syntheticOnly = false): VerificationStatus {
-  if (syntheticOnly || div === null) return 'unverified';
-  const pct = x.mul(x.abs(div), HUNDRED);
-  const t = exactThresholds(quote);
-  return x.compare(pct, t.verified) <= 0 ? 'verified' : x.compare(pct, t.caution) <= 0 ? 'caution' : 'unverified';
-}
-
-/** A divergence as the percent the API shows: rounded half-even to divergence_pct_decimals. */
-export const percent = (fraction: Rational): number => Number(x.toFixedPlaces(x.mul(fraction, HUNDRED), param('divergence_pct_decimals')));
-
 export function dataQuality(freshSources: number, newestAgeSeconds: number, syntheticOnly: boolean): DataQuality {
   if (newestAgeSeconds > STALE_SECONDS) return 'stale';
   if (syntheticOnly || freshSources === 0) return 'low';
@@ -136,39 +106,83 @@ export function dispersion(prices: readonly Rational[]): Rational {
   return mean.n > 0n ? x.div(x.sub(sorted.at(-1)!, sorted[0]!), mean) : x.ZERO;
 }
 
-export interface ConfidenceInputs {
+/** What confidence is computed from. */
+export interface ConfidenceInputs<T = Rational> {
   /** Exchange venues that went into the rate (after outliers); 0 = synthetic only. */
   readonly sources: number;
   /** (max - min) / mean of their prices. */
-  readonly dispersion: Rational;
+  readonly dispersion: T;
   /** Divergence from the synthetic price; null when there is none. */
-  readonly divergence: Rational | null;
+  readonly divergence: T | null;
   readonly quote: string;
   readonly ageSeconds: number;
 }
 
 /**
- * confidence = S x D x V x A, each factor in (0, 1], rounded half-even to confidence_decimals:
- * - S, sources:    1 - 0.5^(n + 1)          (0 -> 0.5, 1 -> 0.75, 2 -> 0.875, 3 -> 0.9375)
- * - D, dispersion: 1 up to `agreement` spread, then 1 / (1 + excess / dispersion_scale)
- * - V, divergence: 1 / (1 + (|div| in percent / caution threshold)^2), 0.5 without a synthetic price
- * - A, age:        1 up to age_grace_seconds, then exp(-(age - grace) / age_decay_seconds)
- * S, D and V are exact; A is 1 for certificates and fixings (their age is 0), so theirs is exact
- * too. Each factor is monotone: better inputs never lower confidence.
+ * The rules of a published figure (rounding, divergence, status, confidence), written once over an
+ * Arithmetic: EXACT (rationals) defines them; ESTIMATE (./estimate.ts) reaches the same answers in
+ * doubles or throws Undecided.
  */
-export function confidence(i: ConfidenceInputs): number {
-  const s = x.sub(x.ONE, x.rational(1n, 2n ** BigInt(Math.max(0, i.sources) + 1)));
-  const excess = x.sub(i.dispersion, AGREEMENT);
-  const d = x.compare(excess, x.ZERO) > 0 ? x.div(x.ONE, x.add(x.ONE, x.div(excess, DISPERSION_SCALE))) : x.ONE;
-  let v = x.rational(1n, 2n);
-  if (i.divergence !== null) {
-    const ratio = x.div(x.mul(x.abs(i.divergence), HUNDRED), exactThresholds(i.quote).caution);
-    v = x.div(x.ONE, x.add(x.ONE, x.mul(ratio, ratio)));
-  }
-  const exact = x.mul(x.mul(s, d), v);
-  const grace = param('age_grace_seconds');
-  if (i.ageSeconds <= grace) return Number(x.toFixedPlaces(exact, param('confidence_decimals')));
-  const a = Math.exp(-(i.ageSeconds - grace) / param('age_decay_seconds'));
-  const f = 10 ** param('confidence_decimals');
-  return Math.round(x.toNumber(exact) * a * f) / f;
+export function figureRules<T>(A: Arithmetic<T>) {
+  const HUNDRED = A.ratio(100);
+  const ONE = A.ratio(1);
+  const ZERO = A.ratio(0);
+  const AGREEMENT = A.decimal(String(param('agreement')));
+  const DISPERSION_SCALE = A.decimal(String(param('dispersion_scale')));
+  const thresholds = new Map<string, { verified: T; caution: T }>();
+  const thresholdsOf = (quote: string) => {
+    let t = thresholds.get(quote);
+    if (!t) {
+      const { verified, caution } = thresholdsFor(quote);
+      thresholds.set(quote, (t = { verified: A.decimal(String(verified)), caution: A.decimal(String(caution)) }));
+    }
+    return t;
+  };
+
+  const rules = {
+    /** A rate as published: rounded half-even to rate_significant_digits, a plain decimal string. */
+    publishedRate: (r: T): string => A.toSignificant(r, param('rate_significant_digits')),
+
+    /** divergence = (rate - synthetic) / synthetic, a fraction; null without a synthetic price. */
+    divergence: (rate: T, synthetic: T | null): T | null => (synthetic && A.positive(synthetic) ? A.div(A.sub(rate, synthetic), synthetic) : null),
+
+    verificationStatus(div: T | null, quote: string, syntheticOnly = false): VerificationStatus {
+      if (syntheticOnly || div === null) return 'unverified';
+      const pct = A.mul(A.abs(div), HUNDRED);
+      const t = thresholdsOf(quote);
+      return A.compare(pct, t.verified) <= 0 ? 'verified' : A.compare(pct, t.caution) <= 0 ? 'caution' : 'unverified';
+    },
+
+    /** A divergence as the percent the API shows: rounded half-even to divergence_pct_decimals, a plain decimal string. */
+    percentText: (fraction: T): string => A.toFixedPlaces(A.mul(fraction, HUNDRED), param('divergence_pct_decimals')),
+
+    /**
+     * confidence = S x D x V x A, each factor in (0, 1], rounded half-even to confidence_decimals:
+     * - S, sources:    1 - 0.5^(n + 1)          (0 -> 0.5, 1 -> 0.75, 2 -> 0.875, 3 -> 0.9375)
+     * - D, dispersion: 1 up to `agreement` spread, then 1 / (1 + excess / dispersion_scale)
+     * - V, divergence: 1 / (1 + (|div| in percent / caution threshold)^2), 0.5 without a synthetic price
+     * - A, age:        1 up to age_grace_seconds, then exp(-(age - grace) / age_decay_seconds)
+     * S, D and V are exact; A is 1 for certificates and fixings (their age is 0), so theirs is exact
+     * too. Each factor is monotone: better inputs never lower confidence.
+     */
+    confidence(i: ConfidenceInputs<T>): number {
+      const s = A.sub(ONE, A.ratio(1, 2 ** (Math.max(0, i.sources) + 1)));
+      const excess = A.sub(i.dispersion, AGREEMENT);
+      const d = A.compare(excess, ZERO) > 0 ? A.div(ONE, A.add(ONE, A.div(excess, DISPERSION_SCALE))) : ONE;
+      let v = A.ratio(1, 2);
+      if (i.divergence !== null) {
+        const ratio = A.div(A.mul(A.abs(i.divergence), HUNDRED), thresholdsOf(i.quote).caution);
+        v = A.div(ONE, A.add(ONE, A.mul(ratio, ratio)));
+      }
+      const exact = A.mul(A.mul(s, d), v);
+      const grace = param('age_grace_seconds');
+      if (i.ageSeconds <= grace) return Number(A.toFixedPlaces(exact, param('confidence_decimals')));
+      const a = Math.exp(-(i.ageSeconds - grace) / param('age_decay_seconds'));
+      const f = 10 ** param('confidence_decimals');
+      return Math.round(Number(A.toSignificant(exact, 17)) * a * f) / f;
+    },
+  };
+  return { ...rules, percent: (fraction: T): number => Number(rules.percentText(fraction)) };
 }
+
+export const { publishedRate, divergence, verificationStatus, percent, confidence } = figureRules(x.EXACT);
