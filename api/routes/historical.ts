@@ -125,7 +125,9 @@ async function sendCsv(ctx: AppContext, deps: AppDeps, page: CandlePageQuery, pa
   // on a replica as the JSON page is (one server for the bounds and every statement of rows)
   const { last, chunks } = await deps.read.run(async (sql) => {
     const { last, until } = await pageBounds(sql, page);
-    return { last, chunks: await candleChunks(sql, { ...page, to: until }) };
+    // every candle before `until`, however many: a bucket a late trade fills after the bounds were
+    // read is sent too, where a row limit would cut the page's last candle, which the cursor passes
+    return { last, chunks: await candleChunks(sql, { ...page, to: until, limit: Number.MAX_SAFE_INTEGER }) };
   });
   ctx.set('X-Has-More', String(last !== null));
   if (last) {

@@ -182,6 +182,41 @@ describe('GET /v1/rates/historical as CSV', () => {
     const tooMany = await t.get(`/v1/rates/historical?pair=BTCNGN&start=${today()}&end=${today()}&limit=501&format=csv`, t.keys.free);
     expect(tooMany.body).toMatchObject({ error: 'validation_error', status: 400 });
   });
+
+  it('sends every candle up to its cursor when a late trade fills an empty bucket between where the page ends and its rows', async () => {
+    // a day of the seeded month with an empty 5-minute bucket between two candles
+    const day = `${month}-20`;
+    const candles = await jsonCandles(`pair=BTCNGN&start=${day}&end=${day}&interval=5m`);
+    const i = candles.findIndex((c, k) => k + 1 < candles.length && Date.parse(candles[k + 1]!.time as string) - Date.parse(c.time as string) > 300_000);
+    expect(i).toBeGreaterThanOrEqual(0);
+    const gap = new Date(Date.parse(candles[i]!.time as string) + 300_000);
+    const limit = i + 3; // the gap lies inside the page: candles[i] and candles[i + 1] flank it
+
+    // the same database, and a trade stored into the gap once the page's end is found, before its rows are read
+    let filled = false;
+    const fillGap = new Proxy(t.db.sql, {
+      apply(target, self, args: unknown[]) {
+        const run = () => Reflect.apply(target as never, self, args);
+        if (filled || !(Array.isArray(args[0]) && (args[0] as string[]).join('?').includes('candle_page('))) return run();
+        filled = true;
+        return insertTrades(t.db.sql, [{ time: new Date(gap.getTime() + 60_000), exchange: 'luno', pair: 'BTCNGN', tradeId: `gap-${Date.now()}`, price: String((candles[i] as Json).close), amount: '0.01', side: 'buy' }])
+          .then(() => refreshAggregates(t.db.sql))
+          .then(run);
+      },
+    });
+    const filling = await startTestApi({ db: { ...t.db, sql: fillGap } });
+    try {
+      const res = await filling.get(`/v1/rates/historical?pair=BTCNGN&start=${day}&end=${day}&interval=5m&limit=${limit}&format=csv`, filling.keys.builder);
+      expect(filled).toBe(true);
+      const cursor = res.headers.get('x-next-cursor');
+      expect(cursor).toBe(candles[limit - 1]!.time); // found before the gap was filled
+      const times = (parse(res.body as string, { columns: true }) as Record<string, string>[]).map((r) => r.time);
+      // the page's candles, the filled bucket among them, through the one its cursor names: none skipped
+      expect(times).toEqual([...candles.slice(0, i + 1).map((c) => c.time), timestamp(gap), ...candles.slice(i + 1, limit).map((c) => c.time)]);
+    } finally {
+      await filling.close();
+    }
+  });
 });
 
 describe('GET /v1/exports/candles', () => {
