@@ -8,7 +8,7 @@ import { ParquetRowGroups } from './parquet.js';
 import type { PageRow } from './queries/candles.js';
 
 /** The header line, then the lines of each chunk as one piece. */
-export async function* candleCsv(chunks: AsyncIterable<PageRow[]>, pair: PairInfo, full: boolean): AsyncGenerator<string> {
+export async function* candleCsv(chunks: AsyncIterable<PageRow[]>, pair: Pick<PairInfo, 'pair' | 'quote'>, full: boolean): AsyncGenerator<string> {
   const columns = candleColumns(full);
   yield csvLine(columns.map((c) => c.name));
   for await (const rows of chunks) {
@@ -19,7 +19,7 @@ export async function* candleCsv(chunks: AsyncIterable<PageRow[]>, pair: PairInf
 }
 
 /** A Parquet file: its head and first row group, a row group a chunk, then the footer; `metadata` goes in the footer. */
-export async function* candleParquet(chunks: AsyncIterable<PageRow[]>, pair: PairInfo, full: boolean, metadata: Readonly<Record<string, string>>): AsyncGenerator<Buffer> {
+export async function* candleParquet(chunks: AsyncIterable<PageRow[]>, pair: Pick<PairInfo, 'pair' | 'quote'>, full: boolean, metadata: Readonly<Record<string, string>>): AsyncGenerator<Buffer> {
   const columns = candleColumns(full);
   const file = new ParquetRowGroups(columns, metadata);
   for await (const rows of chunks) yield file.group(rows.map((r) => candleValues(shapeCandle(r, pair.pair, pair.quote, full), columns)));

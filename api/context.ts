@@ -4,7 +4,6 @@ import type { Config } from '../lib/config.js';
 import type { Sql } from '../lib/db/connect.js';
 import type { ReadRouter } from '../lib/db/replicas.js';
 import type { Logger } from '../lib/log.js';
-import type { FileCache } from './file-cache.js';
 import type { KeyStore } from './keys/store.js';
 import type { RateLimiter } from './limits/limiter.js';
 import type { LiveSnapshot } from './live/snapshot.js';
@@ -42,8 +41,6 @@ export interface AppDeps {
   readonly metrics: RequestMetrics;
   /** The per-address limit of the public records and pages (operations with access 'public'). */
   readonly publicLimit: PublicLimit;
-  /** Finished month files of complete months, by their rows' digest (GET /v1/exports/candles). */
-  readonly files: FileCache;
   /** The open event streams of this process. */
   readonly streams: EventStreams;
   /** The service's Prometheus metrics, when they are on (METRICS_PORT): every answered request. */

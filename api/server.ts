@@ -12,7 +12,6 @@ import { createSecretBox, type SecretBox } from '../lib/webhooks/secrets.js';
 import { createApp } from './app.js';
 import { createSigner, registerSigningKey, type CertificateSigner } from '../lib/signer.js';
 import type { AppDeps, PairInfo } from './context.js';
-import { FileCache } from './file-cache.js';
 import { KeyStore } from './keys/store.js';
 import { RateLimiter } from './limits/limiter.js';
 import { LiveSnapshot } from './live/snapshot.js';
@@ -55,7 +54,6 @@ export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { s
     metrics: new RequestMetrics(sql, log),
     publicLimit: new PublicLimit(redis, opts.namespace, opts.now),
     streams: new EventStreams(snapshot, log),
-    files: new FileCache(config.exportCacheMb * 1024 * 1024),
     observer: opts.observer,
     signer,
     webhookSecrets: opts.webhookSecrets ?? createSecretBox({ keyHex: config.webhookSecretKey, keyDir: path.join(config.varDir, 'keys') }),

@@ -17,7 +17,9 @@ import { createSigner } from '../lib/signer.js';
 import { softwareIdentity } from '../lib/software.js';
 import { LiveSnapshot } from '../api/live/snapshot.js';
 import { buildDeps, startApi, type RunningApi } from '../api/server.js';
+import { storeDueMonthFiles } from '../api/month-files.js';
 import { observePairs } from '../api/webhooks/observations.js';
+import { Coalesced } from '../lib/coalesced.js';
 import { createSecretBox } from '../lib/webhooks/secrets.js';
 import type { Pipeline } from '../pipeline/runner.js';
 
@@ -36,6 +38,9 @@ export interface ServiceOptions {
   /** The embedded database stopped on its own (already logged): the caller stops and exits non-zero. */
   readonly onDatabaseFatal?: (reason: Error) => void;
 }
+
+/** Month files made ahead per run, after a cycle: a few, so that a backlog (a new database's history) is spread over many cycles. */
+const MONTH_FILES_PER_RUN = 6;
 
 export async function startService(config: Config, log: Logger, opts: ServiceOptions = {}): Promise<Service> {
   const db = await openDatabase(config, log, { onFatal: opts.onDatabaseFatal });
@@ -111,6 +116,14 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
       });
       closers.push(['webhook deliveries', () => webhooks.stop()]);
       webhooks.start();
+      // complete months' export files, made ahead of their first request after a cycle, a few a
+      // run, never inside one (api/month-files.ts)
+      let stopping = false;
+      const monthFiles = new Coalesced(() => storeDueMonthFiles(db.sql, log, MONTH_FILES_PER_RUN), () => !stopping);
+      closers.push(['month files', async () => {
+        stopping = true;
+        await monthFiles.current?.catch(() => {});
+      }]);
       pipeline = new Pipeline({
         config,
         log,
@@ -119,6 +132,7 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
         onCycle: async () => {
           await snapshot?.refresh();
           await onPublished({ sql: db.sql, log, observe: async ({ rates }) => observePairs(db.sql, rates ? (snapshot ?? (await ratesNow())) : null), wake: () => webhooks.wake() });
+          if (!stopping) monthFiles.run().catch((err: unknown) => log.warn({ err }, 'month files not made ahead'));
         },
         certifier: {
           issue: async (ranges) => {

@@ -44,8 +44,6 @@ export interface Config {
    * answers its client 502. Node's default is 5 s.
    */
   readonly keepAliveSeconds: number;
-  /** Finished month files (GET /v1/exports/candles) an API process keeps in memory, in MB; 0: none. */
-  readonly exportCacheMb: number;
   /** The longest the API works on a request before answering 503 (both databases). */
   readonly apiDeadlineMs: number;
   readonly fxCycleSeconds: number;
@@ -168,7 +166,6 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     statementTimeoutMs: integer(env, 'STATEMENT_TIMEOUT_MS', 10_000, 0, 600_000),
     apiDeadlineMs: integer(env, 'API_DEADLINE_MS', 15_000, 1, 600_000),
     keepAliveSeconds: integer(env, 'KEEP_ALIVE_SECONDS', 65, 1, 600),
-    exportCacheMb: integer(env, 'EXPORT_CACHE_MB', 64, 0, 4096),
     fxCycleSeconds: integer(env, 'FX_CYCLE_SECONDS', 3600, 1, 86400),
     settleAfterSeconds: integer(env, 'SETTLE_AFTER_SECONDS', 900, 0, 86400),
     tradesRetentionDays: integer(env, 'TRADES_RETENTION_DAYS', 0, 0, 36500) || null,

@@ -1,20 +1,16 @@
 // GET /v1/exports/candles: a month of one pair's candles as one file, gzipped CSV or Parquet, for
-// Builder and up; one request, however many rows. The file is made while it is sent, a statement of
-// rows at a time (never the month's rows in memory), and is the same bytes for the same candles, so
-// its SHA-256 (an RFC 9530 Content-Digest trailer; a HEAD's header) names its content. A complete
-// month's file is kept once made, with the digest of the rows it was made from (api/file-cache.ts).
+// Builder and up; one request, however many rows. The file (api/month-files.ts) is the same bytes
+// for the same candles, so its SHA-256 (an RFC 9530 Content-Digest trailer; a HEAD's header) names
+// its content: a complete month's kept file while its rows are unchanged, else made while it is sent.
 import { Readable } from 'node:stream';
-import zlib from 'node:zlib';
-import { candleCsv, candleParquet } from '../candle-files.js';
-import type { Sql } from '../../lib/db/connect.js';
-import type { AppContext, AppDeps, AppRouter, PairInfo } from '../context.js';
-import type { FileCache } from '../file-cache.js';
+import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { validationError } from '../errors.js';
-import { GZIP_LEVEL } from '../middleware/compress.js';
+import { makeMonthFile, monthRange, onceWhole } from '../month-files.js';
 import { knownPair, type Operation } from '../operation.js';
 import { PARQUET_TYPE } from '../parquet.js';
-import { candleChunks, candlesDigest, RowsDigest, settledThrough } from '../queries/candles.js';
-import { byteStream, digestOf, sendStream, through, withDigestTrailer } from '../streamed.js';
+import { candlesDigest, RowsDigest, settledThrough } from '../queries/candles.js';
+import { storedMonthFile, storeMonthFile, type MonthFileKey } from '../queries/month-files.js';
+import { digestOf, sendStream, through, withDigestTrailer } from '../streamed.js';
 import { PAIR, parseQuery } from '../validate.js';
 
 const MONTH = { type: 'string', pattern: '^20\\d{2}-(0[1-9]|1[0-2])$', maxLength: 7, description: 'month, YYYY-MM (UTC), from 2000-01 to the current one' } as const;
@@ -37,11 +33,6 @@ const FORMATS = {
   parquet: { type: PARQUET_TYPE, extension: 'parquet' },
 } as const;
 
-/** The API's gzip level, for files too: near zlib's default size in less time (docs/decisions.md, "Bulk export"). */
-const FILE_GZIP_LEVEL = GZIP_LEVEL;
-/** The most candles a month holds: 31 days of 5-minute buckets. */
-const MONTH_ROWS_MAX = 31 * 288;
-
 const BINARY = { type: 'string', contentMediaType: 'application/octet-stream' } as const;
 
 export const operations: Operation[] = [
@@ -63,7 +54,7 @@ export const operations: Operation[] = [
     successHeaders: {
       'Content-Disposition': { description: 'attachment; filename="<PAIR>-<interval>-<YYYY-MM>[-partial].csv.gz" (or .parquet)', schema: { type: 'string' } },
       'X-Export-Complete': { description: 'true: the month has ended and all its candles are settled; false: the file may change.', schema: { type: 'string', enum: ['true', 'false'] } },
-      'X-Export-Cache': { description: "hit: a complete month's file this process made before from the same candles, sent as it was made; miss: made now.", schema: { type: 'string', enum: ['hit', 'miss'] } },
+      'X-Export-Cache': { description: "hit: a complete month's kept file, made before (ahead of requests, or by an earlier one) from the same candles; miss: made now.", schema: { type: 'string', enum: ['hit', 'miss'] } },
       Trailer: { description: 'Content-Digest: the trailer that follows the body (not on HEAD, which has the digest in its headers).', schema: { type: 'string' } },
       'Content-Digest': { description: 'HEAD only (a GET sends it as a trailer): `sha-256=:<base64>:`, the SHA-256 of the file (RFC 9530).', schema: { type: 'string' } },
     },
@@ -74,30 +65,31 @@ export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/exports/candles', async (ctx: AppContext) => {
     const q = parseQuery(query, ctx);
     const pair = knownPair(deps, q.pair, 'pair');
-    const interval = q.interval as '5m' | '1h' | '1d';
     // Builder and up reach the whole history (TIER_RULES): no month is too old
-    const from = new Date(`${q.month}-01T00:00:00Z`);
-    const to = new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth() + 1, 1));
+    const k: MonthFileKey = { pair: pair.pair, interval: q.interval as MonthFileKey['interval'], month: q.month, format: q.format as MonthFileKey['format'] };
+    const { from, to } = monthRange(q.month);
     if (from.getTime() > Date.now()) throw validationError(`'month' ${q.month} has not begun; the latest is ${new Date().toISOString().slice(0, 7)}`);
 
-    const format = FORMATS[q.format as keyof typeof FORMATS];
+    const format = FORMATS[k.format];
     // every read on one server, a replica as for the JSON pages when one is caught up
-    const { complete, cached, file } = await deps.read.run(async (sql) => {
+    const { complete, stored, file } = await deps.read.run(async (sql) => {
       const settled = await settledThrough(sql, pair.pair);
       const complete = settled !== null && settled.getTime() >= to.getTime();
-      // a complete month's file is kept once made, with its rows' digest, and given out again
-      // while the rows still have it (api/file-cache.ts)
-      const keepAs = complete && deps.files.maxBytes > 0 ? `${pair.pair}|${interval}|${q.month}|${q.format}` : null;
-      const kept = keepAs ? deps.files.get(keepAs) : undefined;
-      const cached = kept && kept.rows === (await candlesDigest(sql, pair.pair, interval, from, to)) ? kept.bytes : undefined;
-      const file = cached ? Readable.from([cached]) : await makeFile(sql, deps.files, pair, interval, q.month, q.format, from, to, keepAs);
-      return { complete, cached, file };
+      // a complete month's file is kept (api/month-files.ts), and given out while its rows still have the digest it was made from
+      const kept = complete ? await storedMonthFile(sql, k) : null;
+      const stored = kept && kept.rowsDigest === (await candlesDigest(sql, pair.pair, k.interval, from, to)) ? kept.bytes : null;
+      if (stored) return { complete, stored, file: Readable.from([stored]) };
+      const digest = complete ? new RowsDigest() : undefined;
+      const made = await makeMonthFile(sql, pair, k, digest);
+      // kept once whole, on the primary, before the last byte goes; a failure to keep it fails no download
+      const keep = (bytes: Buffer) => storeMonthFile(deps.sql, k, { bytes, rowsDigest: digest!.hex() }).catch((err: unknown) => deps.log.warn({ err, file: k }, 'month file not kept'));
+      return { complete, stored, file: digest ? through(made, onceWhole(keep)) : made };
     });
     const head = ctx.method === 'HEAD' ? await digestOf(file) : null; // a failure until here is still an error answer, without a file's headers
     ctx.set({
-      'Content-Disposition': `attachment; filename="${pair.pair}-${interval}-${q.month}${complete ? '' : '-partial'}.${format.extension}"`,
+      'Content-Disposition': `attachment; filename="${pair.pair}-${k.interval}-${q.month}${complete ? '' : '-partial'}.${format.extension}"`,
       'X-Export-Complete': String(complete),
-      'X-Export-Cache': cached ? 'hit' : 'miss',
+      'X-Export-Cache': stored ? 'hit' : 'miss',
     });
     ctx.type = format.type;
     if (head) {
@@ -108,19 +100,4 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     }
     sendStream(ctx, withDigestTrailer(ctx, file));
   });
-}
-
-/**
- * The month's file as it is made from its candles, kept under `keepAs` once whole (null: not
- * kept), with the digest of the rows it was made from. Every column: the route is for Builder and
- * up, who see them all.
- */
-async function makeFile(sql: Sql, files: FileCache, pair: PairInfo, interval: '5m' | '1h' | '1d', month: string, format: string, from: Date, to: Date, keepAs: string | null): Promise<Readable> {
-  const digest = keepAs ? new RowsDigest() : undefined;
-  const chunks = await candleChunks(sql, { pair: pair.pair, interval, from, to, after: null, limit: MONTH_ROWS_MAX }, { digest });
-  const made =
-    format === 'parquet'
-      ? byteStream(candleParquet(chunks, pair, true, { 'afrates.pair': pair.pair, 'afrates.interval': interval, 'afrates.month': month }))
-      : through(byteStream(candleCsv(chunks, pair, true)), zlib.createGzip({ level: FILE_GZIP_LEVEL }));
-  return keepAs && digest ? through(made, files.keeper(keepAs, () => digest.hex())) : made;
 }

@@ -10,8 +10,9 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { parse } from 'csv-parse/sync';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { timestamp } from '../../lib/format.js';
+import { storeDueMonthFiles } from '../../api/month-files.js';
 import { ROWS_PER_STATEMENT } from '../../api/queries/candles.js';
 import type { Sql } from '../../lib/db/connect.js';
 import { createLogger } from '../../lib/log.js';
@@ -370,6 +371,30 @@ function heldPages(sql: Sql) {
 describe('a complete month kept once made', () => {
   const url = (format: string) => `/v1/exports/candles?pair=BTCNGN&month=${month}&interval=5m&format=${format}`;
 
+  it('is made ahead of its first request, newest month first, a bounded number a run, the same bytes as made on request', async () => {
+    const made: Record<string, Buffer> = {};
+    for (const format of ['csv', 'parquet']) {
+      await t.db.sql`DELETE FROM month_files`;
+      const res = await raw(url(format), t.keys.enterprise);
+      expect(res.headers['x-export-cache']).toBe('miss');
+      made[format] = res.bytes;
+    }
+    await t.db.sql`DELETE FROM month_files`;
+    const log = createLogger('silent');
+    // BTCNGN's months from its first candle (the seeded month) through the last one settled wholly (last month), 6 files each
+    expect(await storeDueMonthFiles(t.db.sql, log, 4)).toBe(4);
+    const kept = await t.db.sql<{ month: string }[]>`SELECT to_char(month, 'YYYY-MM') AS month FROM month_files`;
+    expect(kept.map((r) => r.month)).toEqual(Array(4).fill(monthOf(1))); // newest first
+    expect(await storeDueMonthFiles(t.db.sql, log, 100)).toBe(8);
+    expect(await storeDueMonthFiles(t.db.sql, log, 100)).toBe(0); // nothing left to make
+    for (const format of ['csv', 'parquet']) {
+      const res = await raw(url(format), t.keys.enterprise);
+      expect(res.headers['x-export-cache'], format).toBe('hit');
+      expect(res.bytes.equals(made[format]!), format).toBe(true);
+      expect(res.trailers['content-digest']).toBe(sha256(res.bytes));
+    }
+  });
+
   it('is made again when a late trade changes its candles, never served as it was', async () => {
     for (const format of ['csv', 'parquet']) await raw(url(format), t.keys.enterprise); // kept
     const before = { csv: await raw(url('csv'), t.keys.enterprise), parquet: await raw(url('parquet'), t.keys.enterprise) };
@@ -411,8 +436,12 @@ describe('a month streamed while it is read', () => {
     held = heldPages(t.db.sql);
     fs.writeFileSync(logFile, '');
     // the same database, its statements watched; its log kept
-    // nothing kept: every request here reads its statements
-    second = await startTestApi({ db: { ...t.db, sql: held.sql }, log: createLogger('info', {}, logFile), env: { EXPORT_CACHE_MB: '0' } });
+    second = await startTestApi({ db: { ...t.db, sql: held.sql }, log: createLogger('info', {}, logFile) });
+  });
+
+  // no month file kept: every request here makes its file, reading its statements
+  beforeEach(async () => {
+    await t.db.sql`DELETE FROM month_files`;
   });
 
   afterAll(async () => {
@@ -462,8 +491,8 @@ describe('a month streamed while it is read', () => {
   });
 
   it('keeps no file whose making failed, and answers a failure before the first byte without a file name', async () => {
-    // an API that keeps complete months, with nothing kept yet: its first candle_page statement is the first rows
-    const keeping = await startTestApi({ db: { ...t.db, sql: held.sql } });
+    // nothing kept yet: the first candle_page statement is the first rows
+    const keeping = second;
     try {
       const path = `/v1/exports/candles?pair=BTCNGN&month=${month}&interval=5m&format=csv`;
       held.reset();
@@ -486,7 +515,6 @@ describe('a month streamed while it is read', () => {
       expect(again.bytes.equals(made.bytes)).toBe(true);
     } finally {
       held.reset();
-      await keeping.close();
     }
   });
 
