@@ -19,7 +19,8 @@ export interface TradeRow {
 export interface FxRow {
   readonly time: Date;
   readonly currency: string;
-  readonly unitsPerUsd: number;
+  /** A plain decimal (a number: its shortest text). */
+  readonly unitsPerUsd: string | number;
   readonly source: string;
   readonly sourceUpdatedAt: Date;
 }

@@ -8,8 +8,11 @@ export const FX_CURRENCIES = ['NGN', 'ZAR', 'KES', 'GHS', 'UGX'] as const;
 
 export interface FxRate {
   readonly currency: string;
-  /** Units of the currency per 1 USD (USD/NGN = 1530 means 1 USD buys 1530 NGN). */
-  readonly unitsPerUsd: number;
+  /**
+   * Units of the currency per 1 USD (USD/NGN = 1530 means 1 USD buys 1530 NGN), a plain decimal as
+   * the source wrote it (a JSON number: the shortest text that reads back to it), stored as it is.
+   */
+  readonly unitsPerUsd: string;
   /** The source's own update time: what freshness is judged by. */
   readonly sourceUpdatedAt: Date;
 }
@@ -75,13 +78,24 @@ export async function getJson(source: FxSourceId, url: string, timeoutMs: number
   }
 }
 
-/** A rate as a finite positive number, or an FxSourceError naming what was wrong. */
-export function positiveRate(source: FxSourceId, currency: string, raw: unknown): number {
-  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
-  if (!Number.isFinite(n) || n <= 0) {
+const PLAIN_DECIMAL = /^\d{1,20}(\.\d{1,30})?$/;
+
+/**
+ * A rate as the positive decimal the source sent: its text when it sent text (no digit lost to a
+ * double), or a JSON number's shortest text; else an FxSourceError naming what was wrong.
+ */
+export function positiveRate(source: FxSourceId, currency: string, raw: unknown): string {
+  const text = typeof raw === 'number' && Number.isFinite(raw) ? plainNumber(raw) : typeof raw === 'string' ? raw.trim() : null;
+  if (text === null || !PLAIN_DECIMAL.test(text) || !/[1-9]/.test(text)) {
     throw new FxSourceError(source, `rate for ${currency} is not a positive number: ${JSON.stringify(raw)}`);
   }
-  return n;
+  return text;
+}
+
+/** A JSON number as a plain decimal: its shortest text, without an exponent. */
+function plainNumber(n: number): string {
+  const text = String(n);
+  return /e/i.test(text) && n > 0 ? n.toFixed(20).replace(/\.?0+$/, '') : text;
 }
 
 /**

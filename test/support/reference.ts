@@ -65,8 +65,8 @@ export function fxAt(fx: readonly FxRow[], currency: string, at: number): number
     if (!seen || r.time > seen.time) newest.set(r.source, r);
     if (!latest || r.time > latest.time) latest = r;
   }
-  const fresh = [...newest.values()].filter((r) => r.sourceUpdatedAt.getTime() >= at - 36 * WIDTH['1h']).map((r) => r.unitsPerUsd);
-  if (fresh.length === 0) return latest ? latest.unitsPerUsd : null;
+  const fresh = [...newest.values()].filter((r) => r.sourceUpdatedAt.getTime() >= at - 36 * WIDTH['1h']).map((r) => Number(r.unitsPerUsd));
+  if (fresh.length === 0) return latest ? Number(latest.unitsPerUsd) : null;
   fresh.sort((a, b) => a - b);
   const mid = Math.floor(fresh.length / 2);
   return fresh.length % 2 ? fresh[mid]! : (fresh[mid - 1]! + fresh[mid]!) / 2;

@@ -35,10 +35,10 @@ describe('against the simulated market', () => {
     expect(obs.observedAt.getTime()).toBe(CLOCK + 5);
     expect(obs.rates.map((r) => r.currency)).toEqual([...FX_CURRENCIES]);
     for (const r of obs.rates) {
-      expect(Number.isFinite(r.unitsPerUsd) && r.unitsPerUsd > 0).toBe(true);
+      expect(r.unitsPerUsd).toMatch(/^\d+(\.\d+)?$/);
       expect(r.sourceUpdatedAt.toISOString()).toBe('2026-11-20T00:00:02.000Z');
     }
-    const ngn = obs.rates.find((r) => r.currency === 'NGN')!.unitsPerUsd;
+    const ngn = Number(obs.rates.find((r) => r.currency === 'NGN')!.unitsPerUsd);
     expect(ngn).toBeGreaterThan(1300);
     expect(ngn).toBeLessThan(1750);
   });
@@ -48,7 +48,7 @@ describe('against the simulated market', () => {
     expect(obs.source).toBe('coinbase');
     expect(obs.rates.map((r) => r.currency)).toEqual([...FX_CURRENCIES]);
     for (const r of obs.rates) {
-      expect(Number.isFinite(r.unitsPerUsd) && r.unitsPerUsd > 0).toBe(true);
+      expect(r.unitsPerUsd).toMatch(/^\d+(\.\d+)?$/);
       expect(r.sourceUpdatedAt.getTime()).toBe(CLOCK - (CLOCK % 1000)); // the header has whole seconds
     }
   });
@@ -59,8 +59,8 @@ describe('against the simulated market', () => {
     expect(b!.source).toBe('coinbase');
     let differ = false;
     for (const currency of FX_CURRENCIES) {
-      const x = a!.rates.find((r) => r.currency === currency)!.unitsPerUsd;
-      const y = b!.rates.find((r) => r.currency === currency)!.unitsPerUsd;
+      const x = Number(a!.rates.find((r) => r.currency === currency)!.unitsPerUsd);
+      const y = Number(b!.rates.find((r) => r.currency === currency)!.unitsPerUsd);
       expect(Math.abs(x / y - 1), currency).toBeLessThan(0.02);
       if (x !== y) differ = true;
     }
@@ -122,7 +122,7 @@ describe('bodies', () => {
   it('accepts a well-formed ExchangeRate-API body', async () => {
     respond = { status: 200, body: erApi(good) };
     const obs = await fetchExchangeRateApi({ baseUrl: url });
-    expect(obs.rates.find((r) => r.currency === 'NGN')).toEqual({ currency: 'NGN', unitsPerUsd: 1530.5, sourceUpdatedAt: new Date(1795132802000) });
+    expect(obs.rates.find((r) => r.currency === 'NGN')).toEqual({ currency: 'NGN', unitsPerUsd: '1530.5', sourceUpdatedAt: new Date(1795132802000) });
   });
 
   it('keeps the currencies a source still quotes and names the missing ones', async () => {
@@ -166,15 +166,16 @@ describe('bodies', () => {
     await expect(fetchCoinbase({ baseUrl: 'http://127.0.0.1:1', timeoutMs: 500 })).rejects.toThrow(/^coinbase: GET .* failed/);
   });
 
-  it('Coinbase: string and number rates; the Date header, else the time received', async () => {
-    respond = { status: 200, body: cb({ NGN: '1530.12', ZAR: 18.2, KES: '129.3', GHS: '15.4', UGX: '3650', EUR: '0.92' }), date: 'Fri, 20 Nov 2026 12:00:00 GMT' };
+  it('Coinbase: string and number rates, each kept as the decimal it was sent as; the Date header, else the time received', async () => {
+    // 1530.1234567890123456 has more digits than a double holds: kept as sent, not rounded
+    respond = { status: 200, body: cb({ NGN: '1530.1234567890123456', ZAR: 18.2, KES: '129.30', GHS: '15.4', UGX: '3650', EUR: '0.92' }), date: 'Fri, 20 Nov 2026 12:00:00 GMT' };
     const obs = await fetchCoinbase({ baseUrl: url });
     expect(obs.rates.map((r) => [r.currency, r.unitsPerUsd])).toEqual([
-      ['NGN', 1530.12],
-      ['ZAR', 18.2],
-      ['KES', 129.3],
-      ['GHS', 15.4],
-      ['UGX', 3650],
+      ['NGN', '1530.1234567890123456'],
+      ['ZAR', '18.2'],
+      ['KES', '129.30'],
+      ['GHS', '15.4'],
+      ['UGX', '3650'],
     ]);
     expect(obs.rates[0]!.sourceUpdatedAt.toISOString()).toBe('2026-11-20T12:00:00.000Z');
     respond = { ...respond, date: undefined };
