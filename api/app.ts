@@ -60,7 +60,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const observe = deps.observer && observeRequests(deps.observer, (path, method) => routing.routeOf(path, method) ?? webRoute(path));
   app.use(envelope({ metrics: deps.metrics, log: deps.log, deadlineMs: deps.config.apiDeadlineMs, simulated, observe }));
   app.use(serveWeb()); // the web pages and their assets (web/dist): before keys and limits, which are the API's
-  app.use(admit({ keys: deps.keys, gatewaySecret: deps.config.gatewaySecret, limiter: deps.limiter, publicLimit: deps.publicLimit, routing }));
+  app.use(admit({ keys: deps.keys, gatewaySecret: deps.config.gatewaySecret, limiter: deps.limiter, routing }));
   app.use(readBody(bodyParser({ enableTypes: ['json'], jsonLimit: '16kb', encoding: 'utf-8', parsedMethods: HAS_BODY })));
   app.use(routing.routes);
   app.use(router.allowedMethods()); // 405 (or 501) with Allow: the envelope puts it in the error shape

@@ -10,7 +10,6 @@ import type { LiveSnapshot } from './live/snapshot.js';
 import type { LiveJsonCache } from './live/cache.js';
 import type { RequestMetrics, RequestObserver } from './middleware/metrics.js';
 import type { CertificateSigner } from '../lib/signer.js';
-import type { PublicLimit } from './public-limit.js';
 import type { EventStreams } from './sse.js';
 import type { Redis } from 'ioredis';
 import type { Lookup } from '../lib/webhooks/addresses.js';
@@ -40,7 +39,6 @@ export interface AppDeps {
   readonly liveJson: LiveJsonCache;
   readonly metrics: RequestMetrics;
   /** The per-address limit of the public records and pages (operations with access 'public'). */
-  readonly publicLimit: PublicLimit;
   /** The open event streams of this process. */
   readonly streams: EventStreams;
   /** The service's Prometheus metrics, when they are on (METRICS_PORT): every answered request. */

@@ -4,7 +4,7 @@
 import type { AppContext, AppDeps, AppRouter, PairInfo } from './context.js';
 import { ApiError, validationError, type ErrorCode } from './errors.js';
 import { timestamp } from '../lib/format.js';
-import { TIER_RULES, atLeast, tierLabel, type Tier } from './tiers.js';
+import { TIER_RULES, atLeast, tierLabel, type Tier } from '../lib/tiers.js';
 import type { ObjectSchema } from './validate.js';
 
 export interface Operation {
@@ -19,7 +19,7 @@ export interface Operation {
   /**
    * Without a key (tier null): 'anonymous' counts against the caller address's budget at the free
    * tier's limits (the default), 'public' against the per-address limit of the public pages and
-   * records (api/public-limit.ts: a minute's window, no monthly quota), 'open' against none.
+   * records (RateLimiter.consumePublic: a minute's window, no monthly quota), 'open' against none.
    */
   readonly access?: 'anonymous' | 'public' | 'open';
   /** How a refusal names what needs a higher tier (default: the method and path). */

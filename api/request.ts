@@ -3,7 +3,7 @@
 // no import of the services themselves (api/context.ts holds those).
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import type { Tier } from './tiers.js';
+import type { Tier } from '../lib/tiers.js';
 
 /** Who is calling: a key's owner, or a marketplace gateway user. */
 export interface Customer {

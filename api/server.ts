@@ -18,7 +18,6 @@ import { LiveSnapshot } from './live/snapshot.js';
 import { LiveJsonCache } from './live/cache.js';
 import { RequestMetrics, type RequestObserver } from './middleware/metrics.js';
 import { connectRedis } from './redis.js';
-import { PublicLimit } from './public-limit.js';
 import { EventStreams } from './sse.js';
 
 export interface RunningApi {
@@ -52,7 +51,6 @@ export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { s
     limiter: new RateLimiter(sql, redis, log, opts.now, opts.namespace),
     snapshot,
     metrics: new RequestMetrics(sql, log),
-    publicLimit: new PublicLimit(redis, opts.namespace, opts.now),
     streams: new EventStreams(snapshot, log),
     observer: opts.observer,
     signer,

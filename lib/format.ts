@@ -112,3 +112,6 @@ export function parseTimestamp(raw: string): Date | null {
 export function certificateId(pair: string, bucket: Date): string {
   return `CERT-${pair}-${bucket.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z')}`;
 }
+
+/** A restatement's id, in the API, its webhook event and its transparency log entry alike: RST-<its number>. */
+export const restatementId = (n: number | string) => `RST-${n}`;

@@ -3,7 +3,7 @@
 // without its entry; and a signed tree head after every publish that logged one (docs/methodology.md,
 // section 16).
 import type { Sql, Tx } from '../lib/db/connect.js';
-import { timestamp } from '../lib/format.js';
+import { restatementId, timestamp } from '../lib/format.js';
 import type { CertificateSigner } from '../lib/signer.js';
 import { appendEntries, latestHead, publishHead, treeSize, type NewEntry } from '../lib/transparency/log.js';
 import type { Issued } from './certify/issue.js';
@@ -25,7 +25,7 @@ export async function logIssued(tx: Tx, issued: readonly Issued[]): Promise<void
 
 /** A restatement's entry: the value restated, before and after, and why. */
 export async function logRestatement(tx: Tx, r: Restatement): Promise<void> {
-  const id = `RST-${r.id}`;
+  const id = restatementId(r.id);
   await appendEntries(tx, [
     {
       id,

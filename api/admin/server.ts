@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../lib/log.js';
 import type { KeyStore } from '../keys/store.js';
-import { TIERS, type Tier } from '../tiers.js';
+import { TIERS, type Tier } from '../../lib/tiers.js';
 import { isCustomerName, isEmail } from '../validate.js';
 
 export interface AdminHandle {

@@ -11,7 +11,7 @@ import type postgres from 'postgres';
 import type { Sql } from '../../lib/db/connect.js';
 import type { Customer } from '../request.js';
 import { subscriberOf } from '../redis.js';
-import type { Tier } from '../tiers.js';
+import type { Tier } from '../../lib/tiers.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const KEY_PATTERN = /^afr_live_[0-9A-Za-z]{32}$/;

@@ -15,7 +15,7 @@ import type { Sql } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
 import { fixedWindow, limitHeaders, refusalHeaders, type FixedWindow } from './window.js';
 import { ApiError } from '../errors.js';
-import { TIER_RULES, type Tier } from '../tiers.js';
+import { TIER_RULES, type Tier } from '../../lib/tiers.js';
 import { MemoryCounters, RedisCounters } from './counters.js';
 
 export interface LimitSubject {
@@ -30,6 +30,8 @@ export interface Decision {
 const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
 const FREE_KEY_ISSUES_PER_HOUR = 5;
+/** Requests a minute per client address to the public web endpoints and the transparency log (consumePublic). */
+export const PUBLIC_PER_MINUTE = 60;
 
 /** A month's counter outlives the month by a day (late requests of the month's last second). */
 const MONTH_KEY_GRACE_MS = 86_400_000;
@@ -303,6 +305,21 @@ export class RateLimiter {
       if (this.restored.size > 100_000) this.restored.clear(); // bounded: a flood of addresses can't grow it
     }
     return restore;
+  }
+
+  /**
+   * The public web endpoints (GET /v1/board, /v1/board/stream, /v1/status/public) and the
+   * transparency log's (GET /v1/transparency/...): PUBLIC_PER_MINUTE requests a minute per client
+   * address, and no monthly quota. They are answered from caches or a few indexed reads and cost
+   * next to nothing; counting them against the address's anonymous budget (the free tier's 10 a
+   * minute and 5,000 a month) would let one status page left open for a few days, or a monitor
+   * checking each new head, lock its office out of free-key issuance. Returns the window's headers.
+   */
+  async consumePublic(address: string): Promise<Record<string, string>> {
+    const minute = fixedWindow(this.now(), MINUTE_MS);
+    const used = await this.count(`${this.namespace}:public:${address}:${minute.n}`, minute.expiresAt);
+    if (used <= PUBLIC_PER_MINUTE) return limitHeaders('public', PUBLIC_PER_MINUTE, used, minute, 60);
+    throw new ApiError(429, 'rate_limit_exceeded', `At most ${PUBLIC_PER_MINUTE} requests a minute per address to the public endpoints; retry after ${minute.secondsLeft} s.`, refusalHeaders('public', PUBLIC_PER_MINUTE, minute, 60));
   }
 
   /** POST /v1/auth/free-key: at most 5 an hour per client address (a fixed window on the hour). */

@@ -5,7 +5,7 @@
 // refresh (a new version) starts afresh.
 import type { CertificateSigner } from '../../lib/signer.js';
 import { SharedTail } from '../middleware/compress.js';
-import type { Tier } from '../tiers.js';
+import type { Tier } from '../../lib/tiers.js';
 import { assess, presentLive, type Assessment } from './present.js';
 import type { LiveEntry, LiveSnapshot } from './snapshot.js';
 

@@ -9,7 +9,7 @@ import type { CertificateSigner } from '../../lib/signer.js';
 import { signedRatePayload } from '../../lib/signer.js';
 import type { LiveRate } from '../schemas.js';
 import { numeric, timestamp } from '../../lib/format.js';
-import { atLeast, type Tier } from '../tiers.js';
+import { atLeast, type Tier } from '../../lib/tiers.js';
 import type { LiveEntry } from './snapshot.js';
 
 export interface PresentOptions {

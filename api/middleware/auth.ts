@@ -2,14 +2,13 @@
 // gateway that proves itself with X-RapidAPI-Proxy-Secret and names its user and plan.
 import crypto from 'node:crypto';
 import type Koa from 'koa';
-import type { AppContext, AppState, Customer } from '../context.js';
+import type { AppState, Customer } from '../context.js';
 import { ApiError } from '../errors.js';
 import type { KeyStore } from '../keys/store.js';
 import type { RateLimiter } from '../limits/limiter.js';
 import { accessOf, featureOf, requireTier } from '../operation.js';
-import type { PublicLimit } from '../public-limit.js';
 import type { Routing } from '../routing.js';
-import type { Tier } from '../tiers.js';
+import type { Tier } from '../../lib/tiers.js';
 
 const GATEWAY_PLANS: Record<string, Tier> = { BASIC: 'free', PRO: 'builder', ULTRA: 'professional', MEGA: 'enterprise' };
 
@@ -42,7 +41,6 @@ export function admit(opts: {
   readonly keys: KeyStore;
   readonly gatewaySecret: string | undefined;
   readonly limiter: RateLimiter;
-  readonly publicLimit: PublicLimit;
   readonly routing: Pick<Routing, 'operationOf'>;
 }): Koa.Middleware<AppState> {
   return async function admit(ctx, next) {
@@ -52,7 +50,7 @@ export function admit(opts: {
     const customer = apiKey ? await opts.keys.authenticate(apiKey.trim()) : gatewayCustomer(ctx as unknown as Koa.Context, opts.gatewaySecret);
     if (customer) ctx.state.customer = customer;
     if (access.key === null && access.limit === 'public') {
-      await opts.publicLimit.consume(ctx as unknown as AppContext);
+      ctx.set(await opts.limiter.consumePublic(ctx.ip));
     } else if (access.key !== null || access.limit === 'anonymous') {
       const { headers } = await opts.limiter.consume(customer ?? { id: `ip:${ctx.ip}`, tier: 'free' });
       ctx.set(headers);

@@ -18,7 +18,7 @@ import {
   type AccountResponse,
   type AccountRevokedKeyResponse,
 } from '../schemas.js';
-import { TIER_RULES } from '../tiers.js';
+import { TIER_RULES } from '../../lib/tiers.js';
 import { parseBody, parseParams, parseQuery } from '../validate.js';
 import { STREAMS_PER_KEY } from './stream.js';
 

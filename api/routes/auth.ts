@@ -4,7 +4,7 @@ import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { ApiError } from '../errors.js';
 import { type Operation } from '../operation.js';
 import { KEY_RESPONSE, type KeyResponse } from '../schemas.js';
-import { TIER_RULES } from '../tiers.js';
+import { TIER_RULES } from '../../lib/tiers.js';
 import { CUSTOMER_NAME, EMAIL, parseBody } from '../validate.js';
 
 const body = {

@@ -1,5 +1,5 @@
 // The public endpoints behind the web pages, no key needed, limited per address
-// (api/public-limit.ts) and answered from short-lived caches:
+// (RateLimiter.consumePublic) and answered from short-lived caches:
 // - GET /v1/board: every pair's live rate as the free tier sees it, nothing more (the home page).
 // - GET /v1/board/stream: the same as Server-Sent Events after every snapshot refresh.
 // - GET /v1/status/public: overall status, per-pair freshness and sources (no prices), the

@@ -11,7 +11,7 @@ import { knownPair, type Operation } from '../operation.js';
 import { bundleOf } from '../queries/certificates.js';
 import { fixingIdOf, fixingsOf, type FixingRow } from '../queries/fixings.js';
 import { BUNDLE_RESPONSE, FIXING_DAY_RESPONSE, FIXINGS_RESPONSE, type Fixing, type FixingDayResponse, type FixingsResponse } from '../schemas.js';
-import { atLeast, type Tier } from '../tiers.js';
+import { atLeast, type Tier } from '../../lib/tiers.js';
 import { DATE, PAIR, parseParams, parseQuery } from '../validate.js';
 
 const listQuery = {

@@ -11,7 +11,7 @@ import { candleChunks, candlePage, pageBounds, type CandlePageQuery } from '../q
 import { knownPair, requireInterval, type Operation } from '../operation.js';
 import { HISTORICAL_RESPONSE, TIMESTAMP, type HistoricalResponse } from '../schemas.js';
 import { byteStream, gzipEncoded, sendStream } from '../streamed.js';
-import { DEFAULT_PAGE, TIER_RULES, atLeast, tierLabel } from '../tiers.js';
+import { DEFAULT_PAGE, TIER_RULES, atLeast, tierLabel } from '../../lib/tiers.js';
 import { DATE, PAIR, parseQuery } from '../validate.js';
 
 const DAY_MS = 86_400_000;

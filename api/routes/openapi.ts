@@ -23,7 +23,7 @@ import {
 import EXAMPLES from '../openapi-examples.json' with { type: 'json' };
 import { accessOf, type Operation } from '../operation.js';
 import * as SCHEMAS from '../schemas.js';
-import { TIER_RULES, tierLabel } from '../tiers.js';
+import { TIER_RULES, tierLabel } from '../../lib/tiers.js';
 import type { ObjectSchema } from '../validate.js';
 
 export interface Example {

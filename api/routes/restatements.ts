@@ -3,7 +3,7 @@
 // tier. What was published never changes; this is where a change is said.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { validationError } from '../errors.js';
-import { dayStart, numeric, parseTimestamp, timestamp } from '../../lib/format.js';
+import { dayStart, numeric, parseTimestamp, restatementId, timestamp } from '../../lib/format.js';
 import { knownPair, type Operation } from '../operation.js';
 import { restatementsSince, type RestatementRow } from '../queries/fixings.js';
 import { RESTATEMENTS_RESPONSE, type Restatement, type RestatementsResponse } from '../schemas.js';
@@ -34,7 +34,7 @@ export const operations: Operation[] = [
 
 export function presentRestatement(r: RestatementRow): Restatement {
   return {
-    id: r.id,
+    id: restatementId(r.id),
     pair: r.pair,
     subject: r.subject,
     time: timestamp(r.time),

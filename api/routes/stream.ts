@@ -11,7 +11,7 @@ import { STREAM_EVENT, type StreamEvent } from '../schemas.js';
 import { livePairs } from './live.js';
 import { presentRestatement } from './restatements.js';
 import { lastEventId, missed } from '../sse.js';
-import { tierLabel, type Tier } from '../tiers.js';
+import { tierLabel, type Tier } from '../../lib/tiers.js';
 import { timestamp } from '../../lib/format.js';
 import { BOOL, parseQuery } from '../validate.js';
 

@@ -1,6 +1,6 @@
 // The public transparency log (lib/transparency/log.ts): every certificate, fixing and restatement
 // is a leaf of an RFC 9162 Merkle tree. Signed tree heads, and the inclusion and consistency proofs
-// anyone can check against a head they kept. No key needed; limited per address (api/public-limit.ts).
+// anyone can check against a head they kept. No key needed; limited per address (RateLimiter.consumePublic).
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import type { Sql } from '../../lib/db/connect.js';
 import { notFound, validationError } from '../errors.js';

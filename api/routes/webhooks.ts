@@ -22,7 +22,7 @@ import {
   type AccountWebhookTestResponse,
   type WebhookEndpoint,
 } from '../schemas.js';
-import { tierLabel, TIERS, type Tier } from '../tiers.js';
+import { tierLabel, TIERS, type Tier } from '../../lib/tiers.js';
 import { PAIR, parseBody, parseParams, parseQuery } from '../validate.js';
 import { checkTarget, RefusedUrl } from '../../lib/webhooks/addresses.js';
 import { DIVERGENCE_PCT, emitEvent, EVENT_TYPES, HEARTBEAT_SECONDS, STALE_SECONDS, TEST_EVENT, WEBHOOK_PLANS, type EventType } from '../../lib/webhooks/events.js';

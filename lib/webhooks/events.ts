@@ -5,6 +5,7 @@
 // Emitting is one small INSERT: it never waits for a delivery.
 import crypto from 'node:crypto';
 import type { Sql } from '../db/connect.js';
+import { TIERS, type Tier } from '../tiers.js';
 
 /**
  * Alerts start and end (`data.state`: started | ended): a pair diverging from its synthetic price
@@ -16,9 +17,6 @@ export type EventType = (typeof EVENT_TYPES)[number];
 /** Sent only on request (POST /v1/account/webhooks/{id}/test), to that endpoint; never subscribed to. */
 export const TEST_EVENT = 'test';
 
-/** The tiers' names as api/tiers.ts has them (lib imports nothing from api). */
-export type PlanTier = 'free' | 'builder' | 'professional' | 'enterprise';
-
 export interface WebhookPlan {
   /** Endpoints one customer may register. */
   readonly endpoints: number;
@@ -29,7 +27,7 @@ export interface WebhookPlan {
  * Who may have webhooks and for what (docs/decisions.md, "Webhooks"): live alerts from Builder,
  * publication notices (restatements, fixings) from Professional.
  */
-export const WEBHOOK_PLANS: Readonly<Record<PlanTier, WebhookPlan>> = {
+export const WEBHOOK_PLANS: Readonly<Record<Tier, WebhookPlan>> = {
   free: { endpoints: 0, events: [] },
   builder: { endpoints: 3, events: ['pair.divergence', 'pair.stale', 'source.failing', 'heartbeat'] },
   professional: { endpoints: 10, events: EVENT_TYPES },
@@ -37,10 +35,10 @@ export const WEBHOOK_PLANS: Readonly<Record<PlanTier, WebhookPlan>> = {
 };
 
 /** For each event type, the tiers that may receive it (the worker's fan-out reads this as JSON). */
-export const TIERS_BY_EVENT: Readonly<Record<string, readonly PlanTier[]>> = Object.fromEntries(
+export const TIERS_BY_EVENT: Readonly<Record<string, readonly Tier[]>> = Object.fromEntries(
   [...EVENT_TYPES, TEST_EVENT].map((type) => [
     type,
-    (Object.keys(WEBHOOK_PLANS) as PlanTier[]).filter((t) => type === TEST_EVENT ? WEBHOOK_PLANS[t].endpoints > 0 : (WEBHOOK_PLANS[t].events as readonly string[]).includes(type)),
+    TIERS.filter((t) => type === TEST_EVENT ? WEBHOOK_PLANS[t].endpoints > 0 : (WEBHOOK_PLANS[t].events as readonly string[]).includes(type)),
   ]),
 );
 

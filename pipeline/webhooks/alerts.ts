@@ -4,13 +4,14 @@
 // delivery is the worker's (worker.ts), so no endpoint can slow a cycle down.
 import type { Sql } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
-import { emitEvents, WEBHOOK_PLANS, type PlanTier } from '../../lib/webhooks/events.js';
+import type { Tier } from '../../lib/tiers.js';
+import { emitEvents, WEBHOOK_PLANS } from '../../lib/webhooks/events.js';
 import type { PairObservation } from '../../lib/webhooks/observation.js';
 import { ALERT_KINDS, alertKey, evaluate, type Alert, type AlertKind, type EndpointRule } from './detect.js';
 
 interface EndpointRow {
   id: string;
-  tier: PlanTier;
+  tier: Tier;
   events: string[];
   pairs: string[] | null;
   divergence_pct: string;

@@ -2,7 +2,7 @@
 // published, a settled value restated. Written to the outbox in the transaction that stores them,
 // so an event exists exactly when what it announces does; the delivery worker takes it from there.
 import type { Sql, Tx } from '../../lib/db/connect.js';
-import { timestamp } from '../../lib/format.js';
+import { restatementId, timestamp } from '../../lib/format.js';
 import { emitEvent } from '../../lib/webhooks/events.js';
 import type { Issued } from '../certify/issue.js';
 import type { Restatement } from '../restate.js';
@@ -18,6 +18,6 @@ export async function announceRestatement(tx: Tx, r: Restatement): Promise<void>
   await emitEvent(tx as unknown as Sql, {
     type: 'restatement',
     pair: r.pair,
-    data: { id: r.id, pair: r.pair, subject: r.subject, time: timestamp(r.time), fixing_id: r.ref, previous: Number(r.previous), restated: Number(r.restated), change_pct: Number(r.changePct), late_trades: r.lateTrades },
+    data: { id: restatementId(r.id), pair: r.pair, subject: r.subject, time: timestamp(r.time), fixing_id: r.ref, previous: Number(r.previous), restated: Number(r.restated), change_pct: Number(r.changePct), late_trades: r.lateTrades },
   });
 }

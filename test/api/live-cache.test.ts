@@ -7,7 +7,7 @@ import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LiveJsonCache } from '../../api/live/cache.js';
 import { assess, presentLive } from '../../api/live/present.js';
-import { TIERS } from '../../api/tiers.js';
+import { TIERS } from '../../lib/tiers.js';
 import { isLive } from '../../lib/methodology/rules.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 

@@ -4,7 +4,7 @@
 import crypto from 'node:crypto';
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PER_MINUTE } from '../../api/public-limit.js';
+import { PUBLIC_PER_MINUTE as PER_MINUTE } from '../../api/limits/limiter.js';
 import { ERROR, TRANSPARENCY_CONSISTENCY_RESPONSE, TRANSPARENCY_HEADS_RESPONSE, TRANSPARENCY_HEAD_RESPONSE, TRANSPARENCY_INCLUSION_RESPONSE } from '../../api/schemas.js';
 import { append, publishHead } from '../../lib/transparency/log.js';
 import { startTestApi, type HttpResult, type TestApi } from '../support/api.js';

@@ -20,7 +20,7 @@ import { buildDeps, startApi, type RunningApi } from '../../api/server.js';
 import { ServiceMetrics } from '../../bin/metrics.js';
 import { publishDueFixings, settle } from '../../pipeline/publish.js';
 import { settlementAt } from '../../pipeline/settle.js';
-import type { Tier } from '../../api/tiers.js';
+import type { Tier } from '../../lib/tiers.js';
 import { insertFxRates, insertTrades, type TradeRow } from '../../pipeline/store.js';
 import { openTestDatabase, testLog } from './db.js';
 import { generateFx, generateTrades } from './market.js';

@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import type { Operation } from '../../api/operation.js';
 import { operationIdOf, type Example, type ExamplesFile } from '../../api/routes/openapi.js';
 import { operations } from '../../api/routes/index.js';
-import { tierLabel, type Tier } from '../../api/tiers.js';
+import { tierLabel, type Tier } from '../../lib/tiers.js';
 import { latestHead, publishHead } from '../../lib/transparency/log.js';
 import type { Lookup } from '../../lib/webhooks/addresses.js';
 import { refreshAggregates } from '../../lib/db/refresh.js';

@@ -6,7 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createEndpoint } from '../../api/queries/webhooks.js';
 import { KeyStore } from '../../api/keys/store.js';
-import type { Tier } from '../../api/tiers.js';
+import type { Tier } from '../../lib/tiers.js';
 import type { Sql } from '../../lib/db/connect.js';
 import { DIVERGENCE_PCT, HEARTBEAT_SECONDS, STALE_SECONDS } from '../../lib/webhooks/events.js';
 import { newSigningSecret, secretPrefix, type SecretBox } from '../../lib/webhooks/secrets.js';
