@@ -31,14 +31,15 @@ const SHUTDOWN_GRACE_MS = 5_000;
 
 /**
  * opts.read: the read replicas (lib/db/replicas.ts openReadRouter), opened and closed by the caller;
- * without it every read runs on `sql`. A snapshot passed in must have been given it as its fence.
+ * without it every read runs on `sql`. The live snapshot is built here, with the replicas as its
+ * fence.
  */
-export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { snapshot?: LiveSnapshot; read?: ReadRouter; signer?: CertificateSigner; webhookSecrets?: SecretBox; redis?: Redis | null; namespace?: string; now?: () => number; webhookLookup?: Lookup; observer?: RequestObserver } = {}): Promise<AppDeps> {
+export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { read?: ReadRouter; signer?: CertificateSigner; webhookSecrets?: SecretBox; redis?: Redis | null; namespace?: string; now?: () => number; webhookLookup?: Lookup; observer?: RequestObserver } = {}): Promise<AppDeps> {
   const redis = opts.redis !== undefined ? opts.redis : config.redisUrl ? connectRedis(config.redisUrl, log) : null;
   const pairs = await sql<PairInfo[]>`SELECT pair, base, quote FROM pairs WHERE visibility = 'public' ORDER BY pair`;
   const read = opts.read ?? ReadRouter.primaryOnly(sql);
   // the snapshot reads the primary: replicas serve only what it has seen (its fence)
-  const snapshot = opts.snapshot ?? new LiveSnapshot(sql, log, { fence: read.hasReplicas ? read : undefined });
+  const snapshot = new LiveSnapshot(sql, log, { fence: read.hasReplicas ? read : undefined });
   const signer = opts.signer ?? createSigner({ hmacSecret: config.certSecret, ed25519PrivateKeyPem: config.certEd25519Key, keyDir: path.join(config.varDir, 'keys') });
   await registerSigningKey(sql, signer); // it signs live audit trails: listed before the first
   return {

@@ -72,14 +72,15 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
     // the API's read replicas (DATABASE_READ_URL); a pipeline-only process reads the primary alone
     const read = await openReadRouter(db.sql, config.role === 'pipeline' ? { ...config, databaseReadUrls: [] } : config, log);
     closers.push(['read replicas', () => read.close()]);
-    // the live snapshot the API serves: read from the primary, and the fence replicas must have
-    // replayed before they serve a read. A pipeline-only process keeps none.
-    const snapshot = config.role === 'pipeline' ? null : new LiveSnapshot(db.sql, log, { fence: read.hasReplicas ? read : undefined });
-    if (snapshot) {
-      closers.push(['snapshot', () => snapshot.stop()]);
-      await snapshot.refresh();
-      const deps = await buildDeps(config, log, db.sql, { snapshot, read, signer, webhookSecrets, observer: metrics?.requestObserver });
+    // the live snapshot the API serves (its deps build it, with the replicas' fence); a
+    // pipeline-only process keeps none
+    let snapshot: LiveSnapshot | null = null;
+    if (config.role !== 'pipeline') {
+      const deps = await buildDeps(config, log, db.sql, { read, signer, webhookSecrets, observer: metrics?.requestObserver });
       closers.push(['redis', () => deps.redis?.disconnect()]);
+      snapshot = deps.snapshot;
+      closers.push(['snapshot', () => deps.snapshot.stop()]);
+      await snapshot.refresh();
       metrics?.watchApi({ streams: () => deps.streams.size, redis: deps.redis });
       api = await startApi(deps);
       closers.push(['api', () => api!.close()]);
