@@ -63,6 +63,9 @@ export function withDigestTrailer(ctx: AppContext, body: Readable): Readable {
   );
 }
 
+/** The Content-Digest of bytes at hand. */
+export const bytesDigest = (bytes: Buffer): string => contentDigest(createHash('sha256').update(bytes));
+
 /** Reads `body` to its end: its length and Content-Digest, what a HEAD answers in headers. */
 export async function digestOf(body: Readable): Promise<{ length: number; digest: string }> {
   const hash = createHash('sha256');

@@ -10,7 +10,7 @@ import { knownPair, type Operation } from '../operation.js';
 import { PARQUET_TYPE } from '../parquet.js';
 import { candlesDigest, RowsDigest, settledThrough } from '../queries/candles.js';
 import { storedMonthFile, storeMonthFile, type MonthFileKey } from '../queries/month-files.js';
-import { digestOf, sendStream, through, withDigestTrailer } from '../streamed.js';
+import { bytesDigest, digestOf, sendStream, through, withDigestTrailer } from '../streamed.js';
 import { PAIR, parseQuery } from '../validate.js';
 
 const MONTH = { type: 'string', pattern: '^20\\d{2}-(0[1-9]|1[0-2])$', maxLength: 7, description: 'month, YYYY-MM (UTC), from 2000-01 to the current one' } as const;
@@ -43,7 +43,7 @@ export const operations: Operation[] = [
     description: [
       "The candles of one UTC month, oldest first, with the same values as GET /v1/rates/historical (Builder's columns: time, pair, open, high, low, close, vwap, total_volume, settled, methodology_version, status, data_quality, confidence, divergence_pct, synthetic_price, sources_count). One request, however many rows; streamed as it is read.",
       '`format=csv`: a gzip file (`application/gzip`, saved as `.csv.gz`) of RFC 4180 CSV with a header line, values as the JSON shows them, an empty field for null. `format=parquet`: Apache Parquet, numbers DOUBLE (the JSON number), `time` a UTC TIMESTAMP (milliseconds), a row group per 2,000 rows. `Content-Disposition` names the file.',
-      "The file's SHA-256 follows its last byte as an HTTP trailer, `Content-Digest: sha-256=:<base64>:` (RFC 9530; announced by `Trailer`); the same candles always give the same bytes, so a HEAD request answers the digest and `Content-Length` in headers (it makes the file to do so, and counts as a request).",
+      "The file's SHA-256 is sent as `Content-Digest: sha-256=:<base64>:` (RFC 9530): in the headers, with `Content-Length`, for a complete month's kept file (`X-Export-Cache: hit`); as an HTTP trailer after the last byte (announced by `Trailer`) for a file made while it is sent. The same candles always give the same bytes, so a HEAD request answers the digest and `Content-Length` in headers either way (for a file not kept it makes the file to do so); it counts as a request.",
       '`X-Export-Complete: true`: the month has ended and all its candles are settled (only a late trade can still correct one). `false`: the month is still running, or its last candles are not settled yet: the file holds what there is now (its name ends `-partial`) and a later request may differ. A future month is refused.',
     ].join('\n\n'),
     tier: 'builder',
@@ -55,8 +55,8 @@ export const operations: Operation[] = [
       'Content-Disposition': { description: 'attachment; filename="<PAIR>-<interval>-<YYYY-MM>[-partial].csv.gz" (or .parquet)', schema: { type: 'string' } },
       'X-Export-Complete': { description: 'true: the month has ended and all its candles are settled; false: the file may change.', schema: { type: 'string', enum: ['true', 'false'] } },
       'X-Export-Cache': { description: "hit: a complete month's kept file, made before (ahead of requests, or by an earlier one) from the same candles; miss: made now.", schema: { type: 'string', enum: ['hit', 'miss'] } },
-      Trailer: { description: 'Content-Digest: the trailer that follows the body (not on HEAD, which has the digest in its headers).', schema: { type: 'string' } },
-      'Content-Digest': { description: 'HEAD only (a GET sends it as a trailer): `sha-256=:<base64>:`, the SHA-256 of the file (RFC 9530).', schema: { type: 'string' } },
+      Trailer: { description: 'Content-Digest: a file made while it is sent has its digest in a trailer after the body (not on HEAD, nor for a kept file, which have it in their headers).', schema: { type: 'string' } },
+      'Content-Digest': { description: 'A kept file (X-Export-Cache: hit) and every HEAD: `sha-256=:<base64>:`, the SHA-256 of the file (RFC 9530); a file made while it is sent has it as a trailer instead.', schema: { type: 'string' } },
     },
   },
 ];
@@ -72,20 +72,23 @@ export function mount(router: AppRouter, deps: AppDeps): void {
 
     const format = FORMATS[k.format];
     // every read on one server, a replica as for the JSON pages when one is caught up
-    const { complete, stored, file } = await deps.read.run(async (sql) => {
+    const { complete, stored, made } = await deps.read.run(async (sql) => {
       const settled = await settledThrough(sql, pair.pair);
       const complete = settled !== null && settled.getTime() >= to.getTime();
       // a complete month's file is kept (api/month-files.ts), and given out while its rows still have the digest it was made from
       const kept = complete ? await storedMonthFile(sql, k) : null;
       const stored = kept && kept.rowsDigest === (await candlesDigest(sql, pair.pair, k.interval, from, to)) ? kept.bytes : null;
-      if (stored) return { complete, stored, file: Readable.from([stored]) };
+      if (stored) return { complete, stored, made: null };
       const digest = complete ? new RowsDigest() : undefined;
-      const made = await makeMonthFile(sql, pair, k, digest);
+      const file = await makeMonthFile(sql, pair, k, digest);
       // kept once whole, on the primary, before the last byte goes; a failure to keep it fails no download
       const keep = (bytes: Buffer) => storeMonthFile(deps.sql, k, { bytes, rowsDigest: digest!.hex() }).catch((err: unknown) => deps.log.warn({ err, file: k }, 'month file not kept'));
-      return { complete, stored, file: digest ? through(made, onceWhole(keep)) : made };
+      return { complete, stored, made: digest ? through(file, onceWhole(keep)) : file };
     });
-    const head = ctx.method === 'HEAD' ? await digestOf(file) : null; // a failure until here is still an error answer, without a file's headers
+    // a kept file is whole before its first byte: its digest and length go in headers, which every
+    // proxy passes on; a file being made has its digest only at its end (a trailer; a HEAD reads it
+    // through first). A failure until here is still an error answer, without a file's headers.
+    const head = stored ? { length: stored.length, digest: bytesDigest(stored) } : ctx.method === 'HEAD' ? await digestOf(made!) : null;
     ctx.set({
       'Content-Disposition': `attachment; filename="${pair.pair}-${k.interval}-${q.month}${complete ? '' : '-partial'}.${format.extension}"`,
       'X-Export-Complete': String(complete),
@@ -93,11 +96,12 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     });
     ctx.type = format.type;
     if (head) {
-      ctx.body = '';
       ctx.set('Content-Digest', head.digest);
+      if (stored && ctx.method !== 'HEAD') sendStream(ctx, Readable.from([stored]));
+      else ctx.body = '';
       ctx.length = head.length;
       return;
     }
-    sendStream(ctx, withDigestTrailer(ctx, file));
+    sendStream(ctx, withDigestTrailer(ctx, made!));
   });
 }
