@@ -36,7 +36,7 @@ const SHUTDOWN_GRACE_MS = 5_000;
  */
 export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { read?: ReadRouter; signer?: CertificateSigner; webhookSecrets?: SecretBox; redis?: Redis | null; namespace?: string; now?: () => number; webhookLookup?: Lookup; observer?: RequestObserver } = {}): Promise<AppDeps> {
   const redis = opts.redis !== undefined ? opts.redis : config.redisUrl ? connectRedis(config.redisUrl, log) : null;
-  const pairs = await sql<PairInfo[]>`SELECT pair, base, quote FROM pairs WHERE visibility = 'public' ORDER BY pair`;
+  const pairs = await sql<PairInfo[]>`SELECT pair, base, quote FROM public_pairs ORDER BY pair`;
   const read = opts.read ?? ReadRouter.primaryOnly(sql);
   // the snapshot reads the primary: replicas serve only what it has seen (its fence)
   const snapshot = new LiveSnapshot(sql, log, { fence: read.hasReplicas ? read : undefined });

@@ -17,8 +17,7 @@ export async function dueFixings(sql: Sql, now: Date): Promise<DueFixing[]> {
   const pairs = await sql<{ pair: string; base: string; quote: string; settled_through: Date; published: string[] }[]>`
     SELECT p.pair, p.base, p.quote, s.settled_through,
            coalesce((SELECT json_agg(f.id) FROM fixings f WHERE f.pair = p.pair AND f.time > ${from}), '[]') AS published
-    FROM pairs p JOIN pair_settlement s USING (pair)
-    WHERE p.visibility = 'public'
+    FROM public_pairs p JOIN pair_settlement s USING (pair)
     ORDER BY p.pair`;
   // fixings start with the data: none for hours before the first trade stored
   const [first] = await sql<{ t: Date | null }[]>`SELECT min(time) AS t FROM trades`;

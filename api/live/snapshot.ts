@@ -121,7 +121,7 @@ export class LiveSnapshot {
     const now = this.now();
     if (this.pairs.length === 0) {
       this.pairs = await this.sql<{ pair: string; base: string; quote: string }[]>`
-        SELECT pair, base, quote FROM pairs WHERE visibility = 'public' ORDER BY pair`;
+        SELECT pair, base, quote FROM public_pairs ORDER BY pair`;
     }
     const sources = await this.sql<SourceRow[]>`SELECT pair, exchange, pv::text, volume::text, trades::text, last_trade_at FROM live_sources(${now})`;
     const listed = await this.sql<{ pair: string; exchange: string }[]>`SELECT pair, exchange FROM venue_markets ORDER BY pair, exchange`;

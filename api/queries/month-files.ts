@@ -45,8 +45,7 @@ export async function monthFilesDue(sql: Sql, limit: number): Promise<(MonthFile
       SELECT p.pair, p.quote,
              (SELECT date_trunc('month', min(c.bucket) AT TIME ZONE 'UTC') FROM candles_1d c WHERE c.pair = p.pair) AS first_month,
              date_trunc('month', s.settled_through AT TIME ZONE 'UTC') - INTERVAL '1 month' AS last_month
-      FROM pairs p JOIN pair_settlement s ON s.pair = p.pair
-      WHERE p.visibility = 'public'
+      FROM public_pairs p JOIN pair_settlement s ON s.pair = p.pair
     )
     SELECT sp.pair, sp.quote, i.interval, to_char(m.month, 'YYYY-MM') AS month, f.format
     FROM spans sp

@@ -58,12 +58,11 @@ export function pairsWithHistory(sql: Sql) {
     SELECT p.pair,
            (SELECT json_agg(DISTINCT m.exchange ORDER BY m.exchange) FROM venue_markets m WHERE m.pair = p.pair) AS exchanges,
            h.first_day, h.last_trade_at
-    FROM pairs p
+    FROM public_pairs p
     LEFT JOIN LATERAL (
       SELECT min(bucket) AS first_day, max(last_trade_at) AS last_trade_at
       FROM candles WHERE interval = '1d' AND pair = p.pair
     ) h ON true
-    WHERE p.visibility = 'public'
     ORDER BY p.pair`;
 }
 

@@ -7,8 +7,7 @@ export function settlementByPair(sql: Sql) {
   return sql<{ pair: string; settled_through: Date | null; late: number }[]>`
     SELECT p.pair, s.settled_through,
            (SELECT coalesce(sum(l.trades), 0)::int FROM late_trades l WHERE l.pair = p.pair AND l.noticed_at > now() - INTERVAL '24 hours') AS late
-    FROM pairs p LEFT JOIN pair_settlement s USING (pair)
-    WHERE p.visibility = 'public'`;
+    FROM public_pairs p LEFT JOIN pair_settlement s USING (pair)`;
 }
 
 export interface CycleRow {

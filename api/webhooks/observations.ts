@@ -11,7 +11,7 @@ import { sourcesByPair } from '../queries/sources.js';
 import { percent } from '../../lib/methodology/rules.js';
 
 export async function observePairs(sql: Sql, snapshot: LiveSnapshot | null, now = new Date()): Promise<PairObservation[]> {
-  const pairs = await sql<{ pair: string }[]>`SELECT pair FROM pairs WHERE visibility = 'public' ORDER BY pair`;
+  const pairs = await sql<{ pair: string }[]>`SELECT pair FROM public_pairs ORDER BY pair`;
   const sources = await sourcesByPair(sql, now.getTime());
   const out: PairObservation[] = [];
   for (const { pair } of pairs) {

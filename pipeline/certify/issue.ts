@@ -77,7 +77,7 @@ export class Certifier {
     await this.recordKey();
     let issued = 0;
     for (const range of ranges) {
-      const [pair] = await this.sql<PairRef[]>`SELECT pair, base, quote FROM pairs WHERE pair = ${range.pair} AND visibility = 'public'`;
+      const [pair] = await this.sql<PairRef[]>`SELECT pair, base, quote FROM public_pairs WHERE pair = ${range.pair}`;
       if (!pair) continue;
       const buckets = await this.sql<{ bucket: Date }[]>`
         SELECT DISTINCT e.bucket FROM candles_5m_by_exchange e

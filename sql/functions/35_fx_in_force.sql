@@ -24,7 +24,7 @@ BEGIN
   END IF;
   INSERT INTO fx_in_force (currency, hour, units_per_usd, source_updated_at, fresh_sources)
   SELECT q.quote, h.hour, f.units_per_usd, f.source_updated_at, f.fresh_sources
-  FROM (SELECT DISTINCT quote FROM pairs WHERE visibility = 'public') q
+  FROM (SELECT DISTINCT quote FROM public_pairs) q
   CROSS JOIN generate_series(v_from, v_to, INTERVAL '1 hour') AS h(hour)
   CROSS JOIN LATERAL fx_rate_at(q.quote, h.hour) f
   WHERE f.units_per_usd IS NOT NULL -- no observation within 30 days: nothing in force

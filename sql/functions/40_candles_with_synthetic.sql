@@ -81,7 +81,7 @@ DECLARE
   v_base text;
   v_quote text;
 BEGIN
-  SELECT p.base, p.quote INTO v_base, v_quote FROM pairs p WHERE p.pair = p_pair AND p.visibility = 'public';
+  SELECT p.base, p.quote INTO v_base, v_quote FROM public_pairs p WHERE p.pair = p_pair;
   IF NOT FOUND THEN
     RETURN;
   END IF;
@@ -135,7 +135,7 @@ DECLARE
       GROUP BY bucket$v$
     END;
 BEGIN
-  SELECT p.base, p.quote INTO v_base, v_quote FROM pairs p WHERE p.pair = p_pair AND p.visibility = 'public';
+  SELECT p.base, p.quote INTO v_base, v_quote FROM public_pairs p WHERE p.pair = p_pair;
   IF NOT FOUND THEN
     RETURN;
   END IF;

@@ -10,7 +10,7 @@ RETURNS TABLE (pair text, usd_price numeric, usd_price_at timestamptz, units_per
 LANGUAGE sql STABLE AS $$
   SELECT p.pair, u.usd_price, u.at, fx.units_per_usd, fx.source_updated_at, fx.fresh_sources,
          u.usd_price * fx.units_per_usd
-  FROM pairs p
+  FROM public_pairs p
   CROSS JOIN LATERAL fx_rate_at(p.quote, p_at) AS fx
   LEFT JOIN LATERAL (
     SELECT 1::numeric AS usd_price, p_at AS at WHERE p.base IN ('USDT', 'USDC')
@@ -20,5 +20,4 @@ LANGUAGE sql STABLE AS $$
        AND c.bucket <= p_at AND c.bucket > p_at - make_interval(hours => methodology_parameter('synthetic_lookback_hours')::int)
      ORDER BY c.bucket DESC LIMIT 1)
   ) AS u ON true
-  WHERE p.visibility = 'public'
 $$;

@@ -11,7 +11,7 @@ LANGUAGE sql STABLE AS $$
   SELECT DISTINCT ON (e.pair, e.exchange) e.pair, e.exchange, e.bucket, vwap(e.pv, e.volume), e.pv, e.volume,
          e.trades, e.last_trade_at
   FROM candles_5m_by_exchange e
-  JOIN pairs p ON p.pair = e.pair AND p.visibility = 'public'
+  JOIN public_pairs p ON p.pair = e.pair
   WHERE e.bucket <= p_at AND e.bucket > p_at - make_interval(hours => methodology_parameter('live_window_hours')::int)
   ORDER BY e.pair, e.exchange, e.bucket DESC
 $$;

@@ -11,7 +11,7 @@ RETURNS TABLE (pair text, settled_through timestamptz, candidate timestamptz)
 LANGUAGE sql STABLE AS $$
   SELECT p.pair, s.settled_through,
          time_bucket(INTERVAL '5 minutes', LEAST(p_now, GREATEST(p_now - p_lag, v.collected)))
-  FROM pairs p
+  FROM public_pairs p
   LEFT JOIN pair_settlement s ON s.pair = p.pair
   LEFT JOIN LATERAL (
     -- a venue that has never caught up counts as behind: only the lag settles its buckets
@@ -20,5 +20,4 @@ LANGUAGE sql STABLE AS $$
     LEFT JOIN venue_health h ON h.exchange = m.exchange AND h.pair = m.pair
     WHERE m.pair IN (p.pair, p.base || 'USDT')
   ) v ON true
-  WHERE p.visibility = 'public'
 $$;

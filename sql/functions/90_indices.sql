@@ -42,7 +42,7 @@ LANGUAGE sql STABLE AS $$
     SELECT c.pair, sum(c.pv) / (fx_rate_at(p.quote, p_at)).units_per_usd AS usd_volume,
            (array_agg(c.vwap ORDER BY c.bucket DESC))[1] AS price
     FROM candles c
-    JOIN pairs p ON p.pair = c.pair AND p.visibility = 'public'
+    JOIN public_pairs p ON p.pair = c.pair
     WHERE c.interval = '5m' AND c.bucket >= p_at - INTERVAL '24 hours' AND c.bucket < p_at
       AND p_at - INTERVAL '24 hours' >= (SELECT f.bucket FROM candles_5m f ORDER BY f.bucket LIMIT 1)
     GROUP BY c.pair, p.quote
