@@ -19,7 +19,6 @@ import { CANDLE, TIMESTAMP, type Candle } from './schemas.js';
  */
 export function shapeCandle(c: PageRow, pair: string, quote: string, full: boolean, n: (text: string) => number = numeric): Candle {
   const f = figures(c, quote);
-  const nullable = (text: string | null) => (text === null ? null : n(text));
   return {
     time: c.t,
     pair,
@@ -27,13 +26,13 @@ export function shapeCandle(c: PageRow, pair: string, quote: string, full: boole
     high: n(c.high),
     low: n(c.low),
     close: n(c.close),
-    vwap: nullable(f.vwap),
+    vwap: f.vwap === null ? null : n(f.vwap),
     total_volume: n(c.volume),
     settled: c.settled,
     verification: {
       status: f.status,
       data_quality: c.venues >= 2 ? 'high' : c.venues === 1 ? 'medium' : 'low',
-      ...(full && { confidence: f.confidence, divergence_pct: nullable(f.divergence_pct), synthetic_price: nullable(f.synthetic_price), sources_count: c.venues }),
+      ...(full && { confidence: f.confidence, divergence_pct: f.divergence_pct === null ? null : n(f.divergence_pct), synthetic_price: f.synthetic_price === null ? null : n(f.synthetic_price), sources_count: c.venues }),
     },
     methodology_version: METHODOLOGY_VERSION,
   };
