@@ -13,6 +13,8 @@ export type ObjectSchema = JSONSchema & { readonly type: 'object'; readonly prop
 
 // Shared parameter shapes.
 export const PAIR = { type: 'string', pattern: '^[A-Za-z]{6,8}$', maxLength: 8, description: 'pair identifier, e.g. BTCNGN' } as const;
+/** The query of a route that takes none: any parameter is refused by name. */
+export const NO_QUERY = { type: 'object', additionalProperties: false, properties: {} } as const;
 // Years 2000-2099: beyond them a date is a typo, and a year past 9999 is not a timestamp anywhere.
 export const DATE = { type: 'string', format: 'date', pattern: '^20\\d{2}-\\d{2}-\\d{2}$', maxLength: 10, description: 'YYYY-MM-DD (UTC), a year from 2000 to 2099' } as const;
 export const BOOL = { type: 'boolean', default: false } as const;

@@ -19,11 +19,10 @@ import {
   type AccountRevokedKeyResponse,
 } from '../schemas.js';
 import { TIER_RULES } from '../../lib/tiers.js';
-import { parseBody, parseParams, parseQuery } from '../validate.js';
+import { NO_QUERY, parseBody, parseParams, parseQuery } from '../validate.js';
 import { STREAMS_PER_KEY } from './stream.js';
 
 const DAILY_DAYS = 30;
-const noQuery = { type: 'object', additionalProperties: false, properties: {} } as const;
 const keyParams = {
   type: 'object',
   required: ['id'],
@@ -40,8 +39,8 @@ const newKeyBody = {
 } as const;
 
 export const operations: Operation[] = [
-  { method: 'get', path: '/v1/account', summary: "The key's account: tier, limits, this minute's and this month's usage, daily usage", tier: 'free', query: noQuery, response: ACCOUNT_RESPONSE, errors: ['not_found'] },
-  { method: 'get', path: '/v1/account/keys', summary: "The account's active keys (prefix, label, created, last used)", tier: 'free', query: noQuery, response: ACCOUNT_KEYS_RESPONSE, errors: ['not_found'] },
+  { method: 'get', path: '/v1/account', summary: "The key's account: tier, limits, this minute's and this month's usage, daily usage", tier: 'free', query: NO_QUERY, response: ACCOUNT_RESPONSE, errors: ['not_found'] },
+  { method: 'get', path: '/v1/account/keys', summary: "The account's active keys (prefix, label, created, last used)", tier: 'free', query: NO_QUERY, response: ACCOUNT_KEYS_RESPONSE, errors: ['not_found'] },
   { method: 'post', path: '/v1/account/keys', summary: 'Create a key for the account, e.g. one per environment (shown once; same tier and limits)', tier: 'free', body: newKeyBody, response: ACCOUNT_NEW_KEY_RESPONSE, status: 201, errors: ['not_found', 'conflict'] },
   { method: 'post', path: '/v1/account/keys/:id/rotate', summary: 'Rotate a key: revoke it and issue its replacement in one step (the new key shown once; the old one refused at once)', tier: 'free', params: keyParams, response: ACCOUNT_NEW_KEY_RESPONSE, status: 201, errors: ['not_found'] },
   { method: 'delete', path: '/v1/account/keys/:id', summary: "Revoke a key (never the account's last one: rotate it instead)", tier: 'free', params: keyParams, response: ACCOUNT_REVOKED_KEY_RESPONSE, errors: ['not_found', 'conflict'] },
@@ -91,7 +90,7 @@ function countedNow(ctx: AppContext): { minute: number; month: number | null } {
 
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/account', async (ctx: AppContext) => {
-    parseQuery(noQuery, ctx);
+    parseQuery(NO_QUERY, ctx);
     const { customerId, keyId } = caller(ctx);
     const customer = await deps.keys.customer(customerId);
     const key = (await deps.keys.keysOf(customerId)).find((k) => k.id === keyId);
@@ -134,7 +133,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
   });
 
   router.get('/v1/account/keys', async (ctx: AppContext) => {
-    parseQuery(noQuery, ctx);
+    parseQuery(NO_QUERY, ctx);
     const { customerId, keyId } = caller(ctx);
     const keys = await deps.keys.keysOf(customerId);
     ctx.body = { keys: keys.map((k) => ownKey(k, keyId)) } satisfies AccountKeysResponse;

@@ -13,13 +13,11 @@ import { recentCycles, uptime } from '../queries/status.js';
 import { pairStatuses } from '../status.js';
 import { BOARD_RESPONSE, PUBLIC_STATUS_RESPONSE, type BoardResponse, type PublicStatusResponse } from '../schemas.js';
 import { lastEventId, missed } from '../sse.js';
-import { parseQuery } from '../validate.js';
+import { NO_QUERY, parseQuery } from '../validate.js';
 import { restatementsSince } from '../queries/fixings.js';
 import { latestHead } from '../../lib/transparency/log.js';
 import { presentRestatement } from './restatements.js';
 import { thresholdsFor } from '../../lib/methodology/parameters.js';
-
-const query = { type: 'object', additionalProperties: false, properties: {} } as const;
 
 /** The board is rebuilt at most this often between snapshot refreshes (freshness ages move on). */
 const BOARD_CACHE_MS = 5_000;
@@ -31,14 +29,14 @@ const RECENT_RESTATEMENTS = 20;
 
 export const operations: Operation[] = [
   { method: 'get', path: '/v1/board', summary: "Every pair's live rate with the free tier's fields (public, cached; 60 requests a minute per address)", tier: null, access: 'public',
-    query, response: BOARD_RESPONSE, errors: ['rate_limit_exceeded'] },
+    query: NO_QUERY, response: BOARD_RESPONSE, errors: ['rate_limit_exceeded'] },
   {
     method: 'get',
     path: '/v1/board/stream',
     summary: 'The board as Server-Sent Events: an event `board` (the body of GET /v1/board) after every refresh; Last-Event-ID resumes; 3 open per address',
     tier: null,
     access: 'public',
-    query,
+    query: NO_QUERY,
     response: BOARD_RESPONSE,
     contentType: 'text/event-stream',
     errors: ['rate_limit_exceeded'],
@@ -49,7 +47,7 @@ export const operations: Operation[] = [
     summary: "Service status for the status page: per-pair freshness and sources (no prices), the collector's recent cycles, uptime over 24 h and 7 days (public, cached)",
     tier: null,
     access: 'public',
-    query,
+    query: NO_QUERY,
     response: PUBLIC_STATUS_RESPONSE,
     errors: ['rate_limit_exceeded'],
   },
@@ -118,21 +116,21 @@ export function mount(router: AppRouter, deps: AppDeps): void {
   const status = cached(STATUS_CACHE_MS, async () => JSON.stringify(await deps.read.run((sql) => statusBody(deps, sql))));
 
   router.get('/v1/board', async (ctx: AppContext) => {
-    parseQuery(query, ctx);
+    parseQuery(NO_QUERY, ctx);
     ctx.type = 'application/json';
     ctx.set('Cache-Control', `public, max-age=${BOARD_CACHE_MS / 1000}`);
     ctx.body = await board();
   });
 
   router.get('/v1/board/stream', async (ctx: AppContext) => {
-    parseQuery(query, ctx);
+    parseQuery(NO_QUERY, ctx);
     const stream = deps.streams.start(ctx, `ip:${ctx.ip}`, BOARD_STREAMS_PER_ADDRESS, `At most ${BOARD_STREAMS_PER_ADDRESS} open board streams per address; close one first.`);
     stream.onRefresh = (version) => void board().then((body) => stream.send(version, 'board', body));
     if (missed(lastEventId(ctx), deps.snapshot.version)) stream.send(deps.snapshot.version, 'board', await board());
   });
 
   router.get('/v1/status/public', async (ctx: AppContext) => {
-    parseQuery(query, ctx);
+    parseQuery(NO_QUERY, ctx);
     ctx.type = 'application/json';
     ctx.set('Cache-Control', `public, max-age=${STATUS_CACHE_MS / 1000}`);
     ctx.body = await status();

@@ -11,7 +11,7 @@ import { knownPair, type Operation } from '../operation.js';
 import { acceptsGzip } from '../middleware/compress.js';
 import { bundleOf, certificateAt, certificateList, signingKeys } from '../queries/certificates.js';
 import { BUNDLE_RESPONSE, CERTIFICATE_KEYS_RESPONSE, CERTIFICATE_LIST_RESPONSE, CERTIFICATE_RESPONSE, type CertificateKeysResponse, type CertificateListResponse, type CertificateResponse } from '../schemas.js';
-import { DATE, PAIR, parseParams, parseQuery } from '../validate.js';
+import { DATE, NO_QUERY, PAIR, parseParams, parseQuery } from '../validate.js';
 
 const DAY_MS = 86_400_000;
 const BUCKET_MS = 300_000;
@@ -33,12 +33,11 @@ const certParams = {
   additionalProperties: false,
   properties: { pair: PAIR, timestamp: { type: 'string', maxLength: 40, description: 'a timestamp from the list, e.g. 2026-11-20T10:05:00+00:00' } },
 } as const;
-const noQuery = { type: 'object', additionalProperties: false, properties: {} } as const;
 
 export const operations: Operation[] = [
-  { method: 'get', path: '/v1/certificates/keys', summary: 'Ed25519 public keys for verifying certificates: the one in use first, then every earlier one (no key needed)', tier: null, access: 'public', query: noQuery, response: CERTIFICATE_KEYS_RESPONSE },
+  { method: 'get', path: '/v1/certificates/keys', summary: 'Ed25519 public keys for verifying certificates: the one in use first, then every earlier one (no key needed)', tier: null, access: 'public', query: NO_QUERY, response: CERTIFICATE_KEYS_RESPONSE },
   { method: 'get', path: '/v1/certificates/:pair', feature: 'Certificates', summary: 'Certificates available for a pair, newest first; when the range holds more than `limit`, a Link rel="next" header gives the next page', tier: 'enterprise', params: pairParams, query: listQuery, response: CERTIFICATE_LIST_RESPONSE },
-  { method: 'get', path: '/v1/certificates/:pair/:timestamp', feature: 'Certificates', summary: 'One signed rate certificate', tier: 'enterprise', params: certParams, query: noQuery, response: CERTIFICATE_RESPONSE, errors: ['not_found'] },
+  { method: 'get', path: '/v1/certificates/:pair/:timestamp', feature: 'Certificates', summary: 'One signed rate certificate', tier: 'enterprise', params: certParams, query: NO_QUERY, response: CERTIFICATE_RESPONSE, errors: ['not_found'] },
   {
     method: 'get',
     path: '/v1/certificates/:pair/:timestamp/bundle', feature: 'Replication bundles',
@@ -47,7 +46,7 @@ export const operations: Operation[] = [
       'Canonical JSON, the same bytes forever; its SHA-256 (ETag, and bundle.sha256 in the certificate, which audit.certificate_signature covers) is of the JSON before compression. Sent gzip-encoded to clients that accept it. verify/afrates-verify.mjs recomputes the rate from it.',
     tier: 'enterprise',
     params: certParams,
-    query: noQuery,
+    query: NO_QUERY,
     response: BUNDLE_RESPONSE,
     errors: ['not_found'],
   },
@@ -56,7 +55,7 @@ export const operations: Operation[] = [
 /** The bucket a certificate path names, or 400/404 in the contract's shape. */
 function certificateBucket(deps: AppDeps, ctx: AppContext) {
   const params = parseParams(certParams, ctx.params);
-  parseQuery(noQuery, ctx);
+  parseQuery(NO_QUERY, ctx);
   const pair = knownPair(deps, params.pair!, 'pair');
   const at = parseTimestamp(params.timestamp!);
   if (!at) throw validationError("path parameter 'timestamp' must be ISO 8601 with a +00:00 offset, e.g. 2026-11-20T10:05:00+00:00");
@@ -72,7 +71,7 @@ const noCertificate = (deps: AppDeps, pair: string, at: Date) =>
 
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/certificates/keys', async (ctx: AppContext) => {
-    parseQuery(noQuery, ctx);
+    parseQuery(NO_QUERY, ctx);
     // the key in use first, then every earlier one: a certificate stays verifiable after a rotation
     const earlier = (await deps.read.run((sql) => signingKeys(sql))).filter((k) => k.key_id !== deps.signer.keyId);
     ctx.body = {

@@ -12,7 +12,7 @@ import { bundleOf } from '../queries/certificates.js';
 import { fixingIdOf, fixingsOf, type FixingRow } from '../queries/fixings.js';
 import { BUNDLE_RESPONSE, FIXING_DAY_RESPONSE, FIXINGS_RESPONSE, type Fixing, type FixingDayResponse, type FixingsResponse } from '../schemas.js';
 import { atLeast, type Tier } from '../../lib/tiers.js';
-import { DATE, PAIR, parseParams, parseQuery } from '../validate.js';
+import { DATE, NO_QUERY, PAIR, parseParams, parseQuery } from '../validate.js';
 
 const listQuery = {
   type: 'object',
@@ -27,7 +27,6 @@ const listQuery = {
 const MAX_DAYS = 31;
 const dayParams = { type: 'object', required: ['pair', 'date'], additionalProperties: false, properties: { pair: PAIR, date: DATE } } as const;
 const bundleParams = { type: 'object', required: ['pair', 'date', 'kind'], additionalProperties: false, properties: { pair: PAIR, date: DATE, kind: { enum: ['local', 'utc'] } } } as const;
-const noQuery = { type: 'object', additionalProperties: false, properties: {} } as const;
 
 export const operations: Operation[] = [
   {
@@ -38,14 +37,14 @@ export const operations: Operation[] = [
     query: listQuery,
     response: FIXINGS_RESPONSE,
   },
-  { method: 'get', path: '/v1/fixings/:pair/:date', summary: "One pair's fixings of a day (local first); Enterprise gets each one's signed record", tier: 'free', params: dayParams, query: noQuery, response: FIXING_DAY_RESPONSE, errors: ['not_found'] },
+  { method: 'get', path: '/v1/fixings/:pair/:date', summary: "One pair's fixings of a day (local first); Enterprise gets each one's signed record", tier: 'free', params: dayParams, query: NO_QUERY, response: FIXING_DAY_RESPONSE, errors: ['not_found'] },
   {
     method: 'get',
     path: '/v1/fixings/:pair/:date/:kind/bundle', feature: 'Replication bundles',
     summary: "A fixing's replication bundle: every trade of its hour as stored, the venues left out and why, the synthetic price's inputs, parameters, methodology and software version (gzip when accepted; ETag is its SHA-256)",
     tier: 'enterprise',
     params: bundleParams,
-    query: noQuery,
+    query: NO_QUERY,
     response: BUNDLE_RESPONSE,
     errors: ['not_found'],
   },
@@ -103,7 +102,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
 
   router.get('/v1/fixings/:pair/:date', async (ctx: AppContext) => {
     const p = parseParams(dayParams, ctx.params);
-    parseQuery(noQuery, ctx);
+    parseQuery(NO_QUERY, ctx);
     const pair = knownPair(deps, p.pair!, 'pair');
     const rows = await deps.read.run((sql) => fixingsOf(sql, p.date!, p.date!, pair.pair));
     if (rows.length === 0) {
@@ -115,7 +114,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
 
   router.get('/v1/fixings/:pair/:date/:kind/bundle', async (ctx: AppContext) => {
     const p = parseParams(bundleParams, ctx.params);
-    parseQuery(noQuery, ctx);
+    parseQuery(NO_QUERY, ctx);
     const pair = knownPair(deps, p.pair!, 'pair');
     const bundle = await deps.read.run(async (sql) => {
       const id = await fixingIdOf(sql, pair.pair, p.date!, p.kind!);

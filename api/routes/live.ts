@@ -4,7 +4,7 @@ import { unavailable, validationError } from '../errors.js';
 import { HeadAndSharedTail } from '../middleware/compress.js';
 import { knownPair, meta, requireTier, type Operation } from '../operation.js';
 import { LIVE_RESPONSE, MARKETS_RESPONSE } from '../schemas.js';
-import { BOOL, parseQuery } from '../validate.js';
+import { BOOL, NO_QUERY, parseQuery } from '../validate.js';
 import { isLive } from '../../lib/methodology/rules.js';
 
 const MAX_PAIRS = 50;
@@ -22,11 +22,9 @@ const liveQuery = {
   },
 } as const;
 
-const marketsQuery = { type: 'object', additionalProperties: false, properties: {} } as const;
-
 export const operations: Operation[] = [
   { method: 'get', path: '/v1/rates/live', summary: 'Live VWAP rates for one or more pairs', tier: 'free', query: liveQuery, response: LIVE_RESPONSE, errors: ['tier_restricted'] },
-  { method: 'get', path: '/v1/rates/markets', summary: 'Live rates of every active pair', tier: 'builder', query: marketsQuery, response: MARKETS_RESPONSE },
+  { method: 'get', path: '/v1/rates/markets', summary: 'Live rates of every active pair', tier: 'builder', query: NO_QUERY, response: MARKETS_RESPONSE },
 ];
 
 /** The flags a live request's key must allow, and the pairs it names (GET /v1/rates/live and /v1/rates/stream). */
@@ -70,7 +68,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
 
   router.get('/v1/rates/markets', async (ctx: AppContext) => {
     const started = performance.now();
-    parseQuery(marketsQuery, ctx);
+    parseQuery(NO_QUERY, ctx);
     // active pairs only, made once a second per tier (api/live/cache.ts)
     const data = deps.liveJson.marketsData(ctx.state.customer!.tier, Date.now(), (a) => isLive(a.ageSeconds));
     if (data.count === 0) throw unavailable('No pair has data newer than 60 minutes; retry shortly.', 60);

@@ -5,9 +5,7 @@ import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { METHODOLOGY_EFFECTIVE, METHODOLOGY_VERSION, PARAMETERS, parametersInForce, type ParameterName } from '../../lib/methodology/parameters.js';
 import type { Operation } from '../operation.js';
 import { METHODOLOGY_RESPONSE, type MethodologyResponse } from '../schemas.js';
-import { parseQuery } from '../validate.js';
-
-const query = { type: 'object', additionalProperties: false, properties: {} } as const;
+import { NO_QUERY, parseQuery } from '../validate.js';
 
 export const operations: Operation[] = [
   {
@@ -16,7 +14,7 @@ export const operations: Operation[] = [
     summary: 'The methodology in force: version, effective date and every parameter with its value (the document is /methodology; no key needed)',
     tier: null,
     access: 'public',
-    query,
+    query: NO_QUERY,
     response: METHODOLOGY_RESPONSE,
   },
 ];
@@ -36,7 +34,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     })),
   };
   router.get('/v1/methodology', async (ctx: AppContext) => {
-    parseQuery(query, ctx);
+    parseQuery(NO_QUERY, ctx);
     ctx.set('Cache-Control', 'public, max-age=300');
     ctx.body = body;
   });

@@ -4,19 +4,17 @@ import { date, timestamp } from '../../lib/format.js';
 import { type Operation } from '../operation.js';
 import { pairsWithHistory } from '../queries/rates.js';
 import { PAIRS_RESPONSE, type PairsResponse } from '../schemas.js';
-import { parseQuery } from '../validate.js';
+import { NO_QUERY, parseQuery } from '../validate.js';
 import { isLive } from '../../lib/methodology/rules.js';
 import { LiveJsonCache } from '../live/cache.js';
 
-const query = { type: 'object', additionalProperties: false, properties: {} } as const;
-
 export const operations: Operation[] = [
-  { method: 'get', path: '/v1/pairs', summary: 'Supported pairs and their data availability', tier: 'free', query, response: PAIRS_RESPONSE },
+  { method: 'get', path: '/v1/pairs', summary: 'Supported pairs and their data availability', tier: 'free', query: NO_QUERY, response: PAIRS_RESPONSE },
 ];
 
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/pairs', async (ctx: AppContext) => {
-    parseQuery(query, ctx);
+    parseQuery(NO_QUERY, ctx);
     const rows = await deps.read.run((sql) => pairsWithHistory(sql));
     // the moment live and markets answer for (whole seconds): one live rule, one clock
     const now = LiveJsonCache.moment(Date.now()).getTime();

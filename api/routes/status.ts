@@ -6,19 +6,17 @@ import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { timestamp } from '../../lib/format.js';
 import { type Operation } from '../operation.js';
 import { STATUS_RESPONSE, type StatusResponse } from '../schemas.js';
-import { parseQuery } from '../validate.js';
+import { NO_QUERY, parseQuery } from '../validate.js';
 import { settlementByPair } from '../queries/status.js';
 import { pairStatuses } from '../status.js';
 
-const query = { type: 'object', additionalProperties: false, properties: {} } as const;
-
 export const operations: Operation[] = [
-  { method: 'get', path: '/v1/status', summary: 'Data freshness and failing sources per pair', tier: 'free', query, response: STATUS_RESPONSE },
+  { method: 'get', path: '/v1/status', summary: 'Data freshness and failing sources per pair', tier: 'free', query: NO_QUERY, response: STATUS_RESPONSE },
 ];
 
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/status', async (ctx: AppContext) => {
-    parseQuery(query, ctx);
+    parseQuery(NO_QUERY, ctx);
     const [status, settled] = await deps.read.run(async (sql) => [await pairStatuses(deps, sql), await settlementByPair(sql)] as const);
     const settlement = new Map(settled.map((r) => [r.pair, r]));
     const pairs: StatusResponse['pairs'] = {};

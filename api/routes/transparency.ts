@@ -16,11 +16,10 @@ import {
   type TransparencyHeadsResponse,
   type TransparencyInclusionResponse,
 } from '../schemas.js';
-import { DATE, parseQuery } from '../validate.js';
+import { DATE, NO_QUERY, parseQuery } from '../validate.js';
 import { consistencyProofOf, entryById, headsOfDay, inclusionProofOf, latestHead, treeSize, type SignedHead } from '../../lib/transparency/log.js';
 
 const SIZE = { type: 'integer', minimum: 1 } as const;
-const noQuery = { type: 'object', additionalProperties: false, properties: {} } as const;
 const headsQuery = { type: 'object', additionalProperties: false, properties: { date: { ...DATE, description: 'UTC day; default today' } } } as const;
 const inclusionQuery = {
   type: 'object',
@@ -51,7 +50,7 @@ export const operations: Operation[] = [
     description: HEAD_TEXT,
     tier: null,
     access: 'public',
-    query: noQuery,
+    query: NO_QUERY,
     response: TRANSPARENCY_HEAD_RESPONSE,
     errors: ['not_found', 'rate_limit_exceeded'],
   },
@@ -116,7 +115,7 @@ async function withinLog(sql: Sql, size: number, param: string): Promise<void> {
 export function mount(router: AppRouter, deps: AppDeps): void {
 
   router.get('/v1/transparency/head', async (ctx: AppContext) => {
-    parseQuery(noQuery, ctx);
+    parseQuery(NO_QUERY, ctx);
     const head = await deps.read.run((sql) => latestHead(sql));
     if (!head) throw notFound('The transparency log has no signed tree head yet.');
     ctx.body = present(head);

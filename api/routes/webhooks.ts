@@ -23,7 +23,7 @@ import {
   type WebhookEndpoint,
 } from '../schemas.js';
 import { tierLabel, TIERS, type Tier } from '../../lib/tiers.js';
-import { PAIR, parseBody, parseParams, parseQuery } from '../validate.js';
+import { NO_QUERY, PAIR, parseBody, parseParams, parseQuery } from '../validate.js';
 import { checkTarget, RefusedUrl } from '../../lib/webhooks/addresses.js';
 import { DIVERGENCE_PCT, emitEvent, EVENT_TYPES, HEARTBEAT_SECONDS, STALE_SECONDS, TEST_EVENT, WEBHOOK_PLANS, type EventType } from '../../lib/webhooks/events.js';
 import { newSigningSecret, secretPrefix } from '../../lib/webhooks/secrets.js';
@@ -33,7 +33,6 @@ import { caller } from './account.js';
 const PREVIOUS_SECRET_MS = 24 * 3_600_000;
 const MAX_PAIRS = 50;
 
-const noQuery = { type: 'object', additionalProperties: false, properties: {} } as const;
 const idParams = {
   type: 'object',
   required: ['id'],
@@ -65,7 +64,7 @@ const updateBody = {
 } as const;
 
 export const operations: Operation[] = [
-  { method: 'get', path: '/v1/account/webhooks', feature: 'Webhooks', summary: "The account's webhook endpoints, their state, and what its tier allows", tier: 'builder', query: noQuery, response: ACCOUNT_WEBHOOKS_RESPONSE, errors: ['not_found'] },
+  { method: 'get', path: '/v1/account/webhooks', feature: 'Webhooks', summary: "The account's webhook endpoints, their state, and what its tier allows", tier: 'builder', query: NO_QUERY, response: ACCOUNT_WEBHOOKS_RESPONSE, errors: ['not_found'] },
   { method: 'post', path: '/v1/account/webhooks', feature: 'Webhooks', summary: 'Register a webhook endpoint (its signing secret shown once)', tier: 'builder', body: createBody, response: ACCOUNT_WEBHOOK_SECRET_RESPONSE, status: 201, errors: ['not_found', 'conflict', 'tier_restricted'] },
   { method: 'post', path: '/v1/account/webhooks/:id', feature: 'Webhooks', summary: "Change a webhook endpoint's URL, events, pairs or thresholds, or enable or disable it", tier: 'builder', params: idParams, body: updateBody, response: ACCOUNT_WEBHOOK_RESPONSE, errors: ['not_found', 'tier_restricted'] },
   { method: 'delete', path: '/v1/account/webhooks/:id', feature: 'Webhooks', summary: 'Delete a webhook endpoint and its deliveries', tier: 'builder', params: idParams, response: ACCOUNT_WEBHOOK_RESPONSE, errors: ['not_found'] },
@@ -143,7 +142,7 @@ const noSuchEndpoint = (id: number) => new ApiError(404, 'not_found', `No webhoo
 
 export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/account/webhooks', async (ctx: AppContext) => {
-    parseQuery(noQuery, ctx);
+    parseQuery(NO_QUERY, ctx);
     const { customerId, tier } = account(ctx);
     const rows = await q.endpointsOf(deps.sql, customerId);
     const now = Date.now();
