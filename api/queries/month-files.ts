@@ -14,32 +14,34 @@ export interface StoredMonthFile {
   readonly bytes: Buffer;
   /** candlesDigest of the rows the file was made from */
   readonly rowsDigest: string;
+  /** what made it (monthFileMaker) */
+  readonly maker: string;
 }
 
 const monthDate = (month: string) => `${month}-01`;
 
 export async function storedMonthFile(sql: Sql, k: MonthFileKey): Promise<StoredMonthFile | null> {
-  const [row] = await sql<{ bytes: Buffer; rows_digest: string }[]>`
-    SELECT bytes, rows_digest FROM month_files
+  const [row] = await sql<{ bytes: Buffer; rows_digest: string; maker: string }[]>`
+    SELECT bytes, rows_digest, maker FROM month_files
     WHERE pair = ${k.pair} AND interval = ${k.interval} AND month = ${monthDate(k.month)} AND format = ${k.format}`;
-  return row ? { bytes: row.bytes, rowsDigest: row.rows_digest } : null;
+  return row ? { bytes: row.bytes, rowsDigest: row.rows_digest, maker: row.maker } : null;
 }
 
 /** Keeps a file, in place of the one kept before for its month (made from older rows). */
 export async function storeMonthFile(sql: Sql, k: MonthFileKey, file: StoredMonthFile): Promise<void> {
   await sql`
-    INSERT INTO month_files (pair, interval, month, format, rows_digest, bytes)
-    VALUES (${k.pair}, ${k.interval}, ${monthDate(k.month)}, ${k.format}, ${file.rowsDigest}, ${file.bytes})
+    INSERT INTO month_files (pair, interval, month, format, rows_digest, maker, bytes)
+    VALUES (${k.pair}, ${k.interval}, ${monthDate(k.month)}, ${k.format}, ${file.rowsDigest}, ${file.maker}, ${file.bytes})
     ON CONFLICT (pair, interval, month, format)
-    DO UPDATE SET rows_digest = EXCLUDED.rows_digest, bytes = EXCLUDED.bytes, made_at = now()`;
+    DO UPDATE SET rows_digest = EXCLUDED.rows_digest, maker = EXCLUDED.maker, bytes = EXCLUDED.bytes, made_at = now()`;
 }
 
 /**
- * Complete months with no file kept yet, newest first, at most `limit`: for each public pair, the
- * months from its first candle through the last one its settlement has passed wholly, in every
- * interval and format.
+ * Complete months with no file kept by `maker` yet, newest first, at most `limit`: for each public
+ * pair, the months from its first candle through the last one its settlement has passed wholly, in
+ * every interval and format.
  */
-export async function monthFilesDue(sql: Sql, limit: number): Promise<(MonthFileKey & { quote: string })[]> {
+export async function monthFilesDue(sql: Sql, maker: string, limit: number): Promise<(MonthFileKey & { quote: string })[]> {
   return sql<(MonthFileKey & { quote: string })[]>`
     WITH spans AS (
       SELECT p.pair, p.quote,
@@ -54,7 +56,7 @@ export async function monthFilesDue(sql: Sql, limit: number): Promise<(MonthFile
     CROSS JOIN (VALUES ('csv'), ('parquet')) AS f(format)
     WHERE NOT EXISTS (
       SELECT 1 FROM month_files mf
-      WHERE mf.pair = sp.pair AND mf.interval = i.interval AND mf.month = m.month::date AND mf.format = f.format)
+      WHERE mf.pair = sp.pair AND mf.interval = i.interval AND mf.month = m.month::date AND mf.format = f.format AND mf.maker = ${maker})
     ORDER BY m.month DESC, sp.pair, i.interval, f.format
     LIMIT ${limit}`;
 }

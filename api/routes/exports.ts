@@ -5,7 +5,7 @@
 import { Readable } from 'node:stream';
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { validationError } from '../errors.js';
-import { makeMonthFile, monthRange, onceWhole } from '../month-files.js';
+import { makeMonthFile, monthFileMaker, monthRange, onceWhole } from '../month-files.js';
 import { knownPair, type Operation } from '../operation.js';
 import { PARQUET_TYPE } from '../parquet.js';
 import { candlesDigest, RowsDigest, settledThrough } from '../queries/candles.js';
@@ -77,12 +77,13 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       const complete = settled !== null && settled.getTime() >= to.getTime();
       // a complete month's file is kept (api/month-files.ts), and given out while its rows still have the digest it was made from
       const kept = complete ? await storedMonthFile(sql, k) : null;
-      const stored = kept && kept.rowsDigest === (await candlesDigest(sql, pair.pair, k.interval, from, to)) ? kept.bytes : null;
+      const maker = await monthFileMaker();
+      const stored = kept && kept.maker === maker && kept.rowsDigest === (await candlesDigest(sql, pair.pair, k.interval, from, to)) ? kept.bytes : null;
       if (stored) return { complete, stored, made: null };
       const digest = complete ? new RowsDigest() : undefined;
       const file = await makeMonthFile(sql, pair, k, digest);
       // kept once whole, on the primary, before the last byte goes; a failure to keep it fails no download
-      const keep = (bytes: Buffer) => storeMonthFile(deps.sql, k, { bytes, rowsDigest: digest!.hex() }).catch((err: unknown) => deps.log.warn({ err, file: k }, 'month file not kept'));
+      const keep = (bytes: Buffer) => storeMonthFile(deps.sql, k, { bytes, rowsDigest: digest!.hex(), maker }).catch((err: unknown) => deps.log.warn({ err, file: k }, 'month file not kept'));
       return { complete, stored, made: digest ? through(file, onceWhole(keep)) : file };
     });
     // a kept file is whole before its first byte: its digest and length go in headers, which every

@@ -405,6 +405,23 @@ describe('a complete month kept once made', () => {
     }
   });
 
+  it('is made again when it was kept by code that makes other bytes (another version), never served as it was', async () => {
+    await raw(url('csv'), t.keys.enterprise);
+    expect((await raw(url('csv'), t.keys.enterprise)).headers['x-export-cache']).toBe('hit');
+    // as a deploy finds the files an older version kept
+    await t.db.sql`UPDATE month_files SET maker = 'an-older-version', bytes = ${Buffer.from('older bytes')} WHERE format = 'csv'`;
+    const again = await raw(url('csv'), t.keys.enterprise);
+    expect(again.headers['x-export-cache']).toBe('miss');
+    expect(again.bytes.toString()).not.toBe('older bytes');
+    expect(again.trailers['content-digest']).toBe(sha256(again.bytes));
+    expect((await raw(url('csv'), t.keys.enterprise)).headers['x-export-cache']).toBe('hit'); // kept anew
+    // and the service makes every file the older version kept again, ahead of requests
+    const older = (await t.db.sql`UPDATE month_files SET maker = 'an-older-version' RETURNING 1`).length;
+    expect(older).toBeGreaterThan(0);
+    expect(await storeDueMonthFiles(t.db.sql, createLogger('silent'), 100)).toBeGreaterThanOrEqual(older);
+    expect((await t.db.sql`SELECT count(*)::int AS n FROM month_files WHERE maker = 'an-older-version'`)[0]!.n).toBe(0);
+  });
+
   it('is made again when a late trade changes its candles, never served as it was', async () => {
     for (const format of ['csv', 'parquet']) await raw(url(format), t.keys.enterprise); // kept
     const before = { csv: await raw(url('csv'), t.keys.enterprise), parquet: await raw(url('parquet'), t.keys.enterprise) };
