@@ -140,15 +140,23 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       if (certified) throw notFound(`The certificate for ${pair.pair} at ${timestamp(at)} was issued before replication bundles existed (methodology 1.0.0); it has none.`);
       throw noCertificate(deps, pair.pair, at);
     }
-    ctx.type = 'application/json';
-    ctx.set('ETag', `"${bundle.sha256}"`);
-    ctx.set('Cache-Control', 'private, max-age=31536000, immutable');
-    ctx.set('Vary', 'Accept-Encoding');
-    if (acceptsGzip(ctx.get('Accept-Encoding'))) {
-      ctx.set('Content-Encoding', 'gzip');
-      ctx.body = bundle.gzip;
-    } else {
-      ctx.body = zlib.gunzipSync(bundle.gzip);
-    }
+    sendBundle(ctx, bundle);
   });
+}
+
+/**
+ * A replication bundle as stored: gzipped JSON, sent as it is to a client that takes gzip, else
+ * unzipped; immutable (its ETag is its SHA-256), so a client keeps it for good.
+ */
+export function sendBundle(ctx: AppContext, bundle: { readonly sha256: string; readonly gzip: Buffer }): void {
+  ctx.type = 'application/json';
+  ctx.set('ETag', `"${bundle.sha256}"`);
+  ctx.set('Cache-Control', 'private, max-age=31536000, immutable');
+  ctx.set('Vary', 'Accept-Encoding');
+  if (acceptsGzip(ctx.get('Accept-Encoding'))) {
+    ctx.set('Content-Encoding', 'gzip');
+    ctx.body = bundle.gzip;
+  } else {
+    ctx.body = zlib.gunzipSync(bundle.gzip);
+  }
 }

@@ -2,13 +2,12 @@
 // 16:00 in its quote currency's home zone and one at 00:00 UTC. Every tier sees rate, status and
 // data quality; Builder and up the verification fields and the venues; Enterprise the signed record
 // and its replication bundle. A fixing never changes: a material change afterwards is a restatement.
-import zlib from 'node:zlib';
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { notFound, validationError } from '../errors.js';
 import { date as dayOf, dayStart } from '../../lib/format.js';
-import { acceptsGzip } from '../middleware/compress.js';
 import { knownPair, type Operation } from '../operation.js';
 import { bundleOf } from '../queries/certificates.js';
+import { sendBundle } from './certificates.js';
 import { fixingIdOf, fixingsOf, type FixingRow } from '../queries/fixings.js';
 import { BUNDLE_RESPONSE, FIXING_DAY_RESPONSE, FIXINGS_RESPONSE, type Fixing, type FixingDayResponse, type FixingsResponse } from '../schemas.js';
 import { atLeast, type Tier } from '../../lib/tiers.js';
@@ -121,15 +120,6 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       return id ? bundleOf(sql, id) : undefined;
     });
     if (!bundle) throw notFound(`No ${p.kind} fixing of ${pair.pair} on ${p.date}.`);
-    ctx.type = 'application/json';
-    ctx.set('ETag', `"${bundle.sha256}"`);
-    ctx.set('Cache-Control', 'private, max-age=31536000, immutable');
-    ctx.set('Vary', 'Accept-Encoding');
-    if (acceptsGzip(ctx.get('Accept-Encoding'))) {
-      ctx.set('Content-Encoding', 'gzip');
-      ctx.body = bundle.gzip;
-    } else {
-      ctx.body = zlib.gunzipSync(bundle.gzip);
-    }
+    sendBundle(ctx, bundle);
   });
 }
