@@ -5,9 +5,9 @@
 import type { Sql } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
 import type { Tier } from '../../lib/tiers.js';
-import { emitEvents, WEBHOOK_PLANS } from '../../lib/webhooks/events.js';
+import { emitEvents, TIERS_BY_EVENT, WEBHOOK_PLANS } from '../../lib/webhooks/events.js';
 import type { PairObservation } from '../../lib/webhooks/observation.js';
-import { ALERT_KINDS, alertKey, evaluate, type Alert, type AlertKind, type EndpointRule } from './detect.js';
+import { ALERT_KINDS, alertKey, evaluate, SHARED, type Alert, type AlertKind, type EndpointRule } from './detect.js';
 
 interface EndpointRow {
   id: string;
@@ -40,6 +40,15 @@ async function alertRules(sql: Sql): Promise<EndpointRule[]> {
     const kinds = ALERT_KINDS.filter((k) => k !== 'source.failing' && r.events.includes(k) && allowed.includes(k));
     return kinds.length ? [{ id: Number(r.id), kinds, pairs: r.pairs, divergencePct: Number(r.divergence_pct), staleSeconds: r.stale_seconds }] : [];
   });
+}
+
+/** Whether an enabled endpoint of a tier that may have it is subscribed to a source failing. */
+async function sourceSubscribed(sql: Sql): Promise<boolean> {
+  const [row] = await sql<{ subscribed: boolean }[]>`
+    SELECT EXISTS (
+      SELECT 1 FROM webhook_endpoints e JOIN customers c ON c.id = e.customer_id
+      WHERE e.enabled AND e.events ? 'source.failing' AND c.tier = ANY(${TIERS_BY_EVENT['source.failing'] as string[]})) AS subscribed`;
+  return row!.subscribed;
 }
 
 /**
@@ -103,6 +112,12 @@ export interface PublishedHook {
 export async function onPublished(o: PublishedHook): Promise<void> {
   try {
     const rules = await alertRules(o.sql);
+    if (rules.length === 0 && !(await sourceSubscribed(o.sql))) {
+      // nobody listens: nothing observed, nothing written; a source failing meanwhile is news to
+      // whoever subscribes next, not a recovery of a failure they never heard of
+      await o.sql`DELETE FROM webhook_alerts WHERE endpoint_id = ${SHARED}`;
+      return;
+    }
     const events = await detectAlerts(o.sql, await o.observe({ rates: rules.length > 0 }), rules);
     if (events > 0) {
       o.log.info({ events }, 'webhook alerts written');

@@ -71,7 +71,7 @@ export interface EndpointRule {
 }
 
 /** Alerts shared by every subscriber (a source failing) are kept under this endpoint id. */
-const SHARED = 0;
+export const SHARED = 0;
 
 export const alertKey = (endpointId: number, kind: AlertKind, subject: string): string => `${endpointId}|${kind}|${subject}`;
 

@@ -117,12 +117,16 @@ describe('detectAlerts on the database', () => {
     expect(await detectAlerts(db.sql, [obs(3, { divergencePct: 0 })])).toBe(2); // both ended
   });
 
-  it('asks for live rates only while an enabled endpoint watches a pair (a pipeline-only process builds none otherwise)', async () => {
+  it('observes nothing while no endpoint listens, and asks for live rates only while an enabled endpoint watches a pair (a pipeline-only process builds none otherwise)', async () => {
     const other = await openTestDatabase();
     try {
       const box = createSecretBox({ keyHex: 'cd'.repeat(32), keyDir: '/nonexistent' });
       const asked: boolean[] = [];
       const cycle = () => onPublished({ sql: other.sql, log: testLog, observe: async ({ rates }) => (asked.push(rates), [obs(0, { sourcesFailing: ['luno'], ...(rates ? {} : { rate: null, synthetic: null, divergencePct: null, ageSeconds: null }) })]) });
+      // no endpoint at all: nothing observed, no event written for nobody
+      await cycle();
+      expect(asked).toEqual([]);
+      expect((await other.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM webhook_events`)[0]!.n).toBe(0);
       const builder = await addCustomer(other.sql, 'builder');
       await addEndpoint(other.sql, box, builder, { url: 'https://hooks.example.com/f', events: ['source.failing'] });
       await cycle();
