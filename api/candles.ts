@@ -18,7 +18,7 @@ import { CANDLE, TIMESTAMP, type Candle } from './schemas.js';
  * text JSON writes for them (numberText).
  */
 export function shapeCandle(c: PageRow, pair: string, quote: string, full: boolean, n: (text: string) => number = numeric): Candle {
-  const f = figures(c, quote);
+  const f = figures(c, quote, full);
   return {
     time: c.t,
     pair,
@@ -32,7 +32,7 @@ export function shapeCandle(c: PageRow, pair: string, quote: string, full: boole
     verification: {
       status: f.status,
       data_quality: c.venues >= 2 ? 'high' : c.venues === 1 ? 'medium' : 'low',
-      ...(full && { confidence: f.confidence, divergence_pct: f.divergence_pct === null ? null : n(f.divergence_pct), synthetic_price: f.synthetic_price === null ? null : n(f.synthetic_price), sources_count: c.venues }),
+      ...(full && { confidence: f.confidence!, divergence_pct: f.divergence_pct === null ? null : n(f.divergence_pct), synthetic_price: f.synthetic_price === null ? null : n(f.synthetic_price), sources_count: c.venues }),
     },
     methodology_version: METHODOLOGY_VERSION,
   };
@@ -47,31 +47,36 @@ const inDoubles = figuresIn(ESTIMATE);
 const exactly = figuresIn(EXACT);
 
 /** A candle's published figures: in error-bounded doubles, or exactly where doubles cannot tell (the same figures). */
-function figures(c: PageRow, quote: string): Figures {
+function figures(c: PageRow, quote: string, full: boolean): Figures {
   try {
-    return inDoubles(c, quote);
+    return inDoubles(c, quote, full);
   } catch (err) {
-    if (err instanceof Undecided) return exactly(c, quote);
+    if (err instanceof Undecided) return exactly(c, quote, full);
     throw err;
   }
 }
 
-/** The published figures of a candle from its sums, by the methodology's rules in arithmetic A: decimal text, as published. */
+/**
+ * The published figures of a candle from its sums, by the methodology's rules in arithmetic A:
+ * decimal text, as published. `full`: also those only Builder and up see (confidence, divergence,
+ * synthetic price); without it they are null and not worked out.
+ */
 export function figuresIn<T>(A: Arithmetic<T>) {
   const v = figureRules(A);
   const parsed = (text: string | null) => A.decimal(text ?? '0');
-  return (c: PageRow, quote: string) => {
+  return (c: PageRow, quote: string, full = true) => {
     const volume = A.decimal(c.volume);
     const vwap = A.positive(volume) ? A.div(A.decimal(c.pv), volume) : null;
     const usdVolume = c.usd_volume === null ? null : A.decimal(c.usd_volume);
     const synthetic =
       c.units_per_usd === null || c.usd_pv === null || !usdVolume || !A.positive(usdVolume) ? null : A.mul(A.div(A.decimal(c.usd_pv), usdVolume), A.decimal(c.units_per_usd));
     const div = vwap ? v.divergence(vwap, synthetic) : null;
+    const shown = { vwap: vwap ? v.publishedRate(vwap) : null, status: v.verificationStatus(div, quote) };
+    if (!full) return { ...shown, confidence: null, divergence_pct: null, synthetic_price: null };
     const mean = parsed(c.venue_mean);
     const dispersion = c.venues < 2 || !A.positive(mean) ? A.ratio(0) : A.div(A.sub(parsed(c.venue_max), parsed(c.venue_min)), mean);
     return {
-      vwap: vwap ? v.publishedRate(vwap) : null,
-      status: v.verificationStatus(div, quote),
+      ...shown,
       confidence: v.confidence({ sources: c.venues, dispersion, divergence: div, quote, ageSeconds: 0 }),
       divergence_pct: div === null ? null : v.percentText(div),
       synthetic_price: synthetic ? v.publishedRate(synthetic) : null,
