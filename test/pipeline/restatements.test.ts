@@ -128,6 +128,13 @@ describe('restatements', () => {
     expect(entry).toMatchObject({ kind: 'restatement', pair: 'BTCNGN', subject: 'candle_5m', time: r.time, original: String(P), restated: String(P * 1.0021), change_pct: '0.21' });
   });
 
+  it('are announced to webhooks with the id and the values the API lists', async () => {
+    const res = await api.get('/v1/restatements?pair=BTCNGN&since=2026-11-21', api.keys.free);
+    const [event] = await w.db.sql<{ data: Record<string, unknown> }[]>`SELECT data FROM webhook_events WHERE type = 'restatement' AND data->>'id' = ${res.body.restatements[0].id}`;
+    const listed = res.body.restatements[0];
+    expect(event?.data).toMatchObject({ id: listed.id, pair: listed.pair, subject: listed.subject, time: listed.time, previous: listed.previous, restated: listed.restated, change_pct: listed.change_pct });
+  });
+
   it('are kept for good: the database refuses to change or delete one', async () => {
     await expect(w.db.sql`UPDATE restatements SET restated = 1`).rejects.toThrow(/append-only/);
     await expect(w.db.sql`DELETE FROM restatements`).rejects.toThrow(/append-only/);

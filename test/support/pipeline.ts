@@ -13,6 +13,7 @@ import { parametersInForce } from '../../lib/methodology/parameters.js';
 import { softwareIdentity } from '../../lib/software.js';
 import { Certifier } from '../../pipeline/certify/issue.js';
 import { Pipeline } from '../../pipeline/runner.js';
+import { announceRestatement } from '../../pipeline/webhooks/announce.js';
 import { logIssued, logRestatement, signHead } from '../../pipeline/transparency.js';
 import { startSimMarket, type SimMarket } from '../../sim/index.js';
 import { venues } from '../../pipeline/venues/index.js';
@@ -44,7 +45,11 @@ export function certifyingSimPipeline(o: SimPipelineOptions): Pipeline {
     requestTimeoutMs: 400,
     retryDelaysMs: o.retryDelaysMs ?? [5],
     certifier,
-    onRestated: logRestatement,
+    // as the service wires it (bin/service.ts): logged, and announced to webhooks
+    onRestated: async (tx, r) => {
+      await logRestatement(tx, r);
+      await announceRestatement(tx, r);
+    },
     onPublished: (now) => signHead(o.db.sql, signer, now),
   });
 }
