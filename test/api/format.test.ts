@@ -2,7 +2,7 @@
 // rounds to 12 significant digits. Its shortcut for short decimals must give exactly what the
 // plain rounding gives, for the kinds of text PostgreSQL's numeric produces.
 import { describe, expect, it } from 'vitest';
-import { num, parseTimestamp } from '../../lib/format.js';
+import { num, numberText, parseTimestamp } from '../../lib/format.js';
 
 const rounded = (text: string) => Number(Number(text).toPrecision(12));
 
@@ -42,6 +42,13 @@ describe('num', () => {
     expect(num('NaN')).toBeNull();
     expect(num('Infinity')).toBeNull();
     expect(num(1 / 3)).toBe(0.333333333333);
+  });
+});
+
+describe('numberText', () => {
+  it('is the text JSON writes for num(text), for short and long decimals, zeros, signs and tiny values', () => {
+    const edges = ['0', '-0', '0.000', '-0.000', '00012.500', '100', '123.4500', '0.000001', '0.0000001', '0.00000012', '-0.5', '999999999999', '9999999999999', '1234567890123456789012', '0.1000000000001', '1e-7', '1.5E+20', 'abc'];
+    for (const text of [...edges, ...decimals(50_000)]) expect(numberText(text), text).toBe(String(num(text)));
   });
 });
 
