@@ -405,6 +405,21 @@ describe('a complete month kept once made', () => {
     }
   });
 
+  it('asked for by several clients at once before it is kept, gives each the same file and keeps one', async () => {
+    await t.db.sql`DELETE FROM month_files`;
+    const all = await Promise.all(Array.from({ length: 4 }, () => raw(url('parquet'), t.keys.enterprise)));
+    for (const res of all) {
+      expect(res.status).toBe(200);
+      expect(res.bytes.equals(all[0]!.bytes)).toBe(true);
+      expect(res.trailers['content-digest'] ?? res.headers['content-digest']).toBe(sha256(res.bytes));
+    }
+    const kept = await t.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM month_files WHERE format = 'parquet' AND interval = '5m'`;
+    expect(kept[0]!.n).toBe(1);
+    const next = await raw(url('parquet'), t.keys.enterprise);
+    expect(next.headers['x-export-cache']).toBe('hit');
+    expect(next.bytes.equals(all[0]!.bytes)).toBe(true);
+  });
+
   it('is made again when it was kept by code that makes other bytes (another version), never served as it was', async () => {
     await raw(url('csv'), t.keys.enterprise);
     expect((await raw(url('csv'), t.keys.enterprise)).headers['x-export-cache']).toBe('hit');
