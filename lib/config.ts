@@ -34,6 +34,13 @@ export interface Config {
   readonly simVolume: 'light' | 'real';
   readonly cycleSeconds: number;
   /**
+   * Venues' trade streams (Binance, VALR; Luno with a key) beside the REST cycle: false collects by
+   * REST alone. The REST cycle goes on either way, as the reconciler.
+   */
+  readonly streams: boolean;
+  /** A read-only Luno API key: Luno's streaming API asks for one; without it Luno stays on REST. */
+  readonly lunoApiKey: { readonly id: string; readonly secret: string } | null;
+  /**
    * The longest a statement of the API may run on a database server (0: no limit); the pipeline's
    * refreshes and storage jobs run without it. The embedded database cannot cancel a statement.
    */
@@ -138,6 +145,17 @@ function token(env: Env, name: string): string | undefined {
   return raw;
 }
 
+/** LUNO_API_KEY_ID and LUNO_API_KEY_SECRET: both or neither. */
+function lunoKey(env: Env): Config['lunoApiKey'] {
+  const id = env.LUNO_API_KEY_ID || '';
+  const secret = env.LUNO_API_KEY_SECRET || '';
+  if (!id && !secret) return null;
+  if (!id) throw new ConfigError('LUNO_API_KEY_ID', 'is needed with LUNO_API_KEY_SECRET (a read-only Luno API key has both)');
+  if (!secret) throw new ConfigError('LUNO_API_KEY_SECRET', 'is needed with LUNO_API_KEY_ID (a read-only Luno API key has both)');
+  if (!/^[\x21-\x7e]{1,200}$/.test(id) || !/^[\x21-\x7e]{1,200}$/.test(secret)) throw new ConfigError('LUNO_API_KEY_ID', 'and LUNO_API_KEY_SECRET must be printable characters without spaces');
+  return { id, secret };
+}
+
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const varDir = path.resolve(env.AFRATES_VAR_DIR || 'var');
   const port = integer(env, 'PORT', 8080, 0, 65535);
@@ -163,6 +181,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     simUrl: url(env, 'SIM_URL', ['http:']),
     simVolume: oneOf(env, 'SIM_VOLUME', ['light', 'real'] as const, 'light'),
     cycleSeconds: integer(env, 'CYCLE_SECONDS', 60, 1, 300),
+    streams: oneOf(env, 'STREAMS', ['0', '1'] as const, '1') === '1',
+    lunoApiKey: lunoKey(env),
     statementTimeoutMs: integer(env, 'STATEMENT_TIMEOUT_MS', 10_000, 0, 600_000),
     apiDeadlineMs: integer(env, 'API_DEADLINE_MS', 15_000, 1, 600_000),
     keepAliveSeconds: integer(env, 'KEEP_ALIVE_SECONDS', 65, 1, 600),
