@@ -103,6 +103,21 @@ describe('registering an endpoint', () => {
     refused(await send(strict, 'POST', '/v1/account/webhooks', await strict.key('enterprise'), body), 400, 'validation_error', message);
   });
 
+  // IPv6 spellings of private IPv4 addresses: each reaches the IPv4 host it carries
+  it.each([
+    ['https://[::127.0.0.1]/x', /IPv4-compatible for 127\.0\.0\.1, a loopback address/],
+    ['https://[::ffff:0:7f00:1]/x', /IPv4-translated for 127\.0\.0\.1, a loopback address/],
+    ['https://[2002:7f00:1::1]/x', /6to4 for 127\.0\.0\.1, a loopback address/],
+    ['https://[2002:a9fe:a9fe::]/latest/meta-data/', /6to4 for 169\.254\.169\.254, a link-local address/],
+    ['https://[64:ff9b::a9fe:a9fe]/x', /NAT64 for 169\.254\.169\.254, a link-local address/],
+    ['https://[64:ff9b:1::a9fe:a9fe]/x', /a local-use NAT64 address/],
+    ['https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/x', /Teredo for 127\.0\.0\.1, a loopback address/],
+  ])('refuses %s, an IPv6 spelling of a private IPv4 address: 400 naming the operator setting', async (url, message) => {
+    const res = await send(strict, 'POST', '/v1/account/webhooks', await strict.key('enterprise'), { url, events: ['heartbeat'] });
+    refused(res, 400, 'validation_error', message);
+    expect(res.body.message).toMatch(/public addresses only \(an operator allows private ones with WEBHOOKS_ALLOW_PRIVATE=1\)/);
+  });
+
   it('accepts an https URL whose host resolves to public addresses', async () => {
     const key = await strict.key('enterprise');
     const res = await send(strict, 'POST', '/v1/account/webhooks', key, { url: 'https://hooks.example.com/afrates', events: ['fixing.published'] });

@@ -27,11 +27,22 @@ describe('refusedAddress', () => {
     ['::ffff:127.0.0.1', /loopback/],
     ['::ffff:a9fe:a9fe', /link-local/], // 169.254.169.254 in hex
     ['64:ff9b::10.0.0.1', /private/],
+    ['::127.0.0.1', /IPv4-compatible for 127\.0\.0\.1, a loopback/],
+    ['::7f00:1', /IPv4-compatible for 127\.0\.0\.1, a loopback/],
+    ['::ffff:0:7f00:1', /IPv4-translated for 127\.0\.0\.1, a loopback/],
+    ['::ffff:0:127.0.0.1', /IPv4-translated for 127\.0\.0\.1, a loopback/],
+    ['2002:7f00:1::', /6to4 for 127\.0\.0\.1, a loopback/],
+    ['2002:a9fe:a9fe:1::1', /6to4 for 169\.254\.169\.254, a link-local/],
+    ['64:ff9b::a9fe:a9fe', /NAT64 for 169\.254\.169\.254, a link-local/],
+    ['64:ff9b:1::7f00:1', /local-use NAT64/],
+    ['64:ff9b:1:ffff::808:808', /local-use NAT64/], // local to the network that translates it, whatever it carries
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', /Teredo for 127\.0\.0\.1, a loopback/], // client 127.0.0.1, inverted
+    ['2001:0:a00:1:8000:63bf:f7f7:f7f7', /Teredo server for 10\.0\.0\.1, a private/], // the relay it goes through
   ])('refuses %s', (address, why) => {
     expect(refusedAddress(address)).toMatch(why);
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '100.63.255.255', '100.128.0.1', '172.15.255.255', '172.32.0.1', '169.253.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('allows %s', (address) => {
+  it.each(['8.8.8.8', '1.1.1.1', '100.63.255.255', '100.128.0.1', '172.15.255.255', '172.32.0.1', '169.253.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2002:808:808::1', '64:ff9b::808:808', '2001:0:4136:e378:8000:63bf:f7f7:f7f7'])('allows %s', (address) => {
     expect(refusedAddress(address)).toBeNull();
   });
 });

@@ -231,6 +231,26 @@ describe('an endpoint', () => {
     expect((await attemptsOf(d.id))[0]!.error).toMatch(/refused: .*hooks\.customer\.example resolves to 127\.0\.0\.1, a loopback address/);
   });
 
+  it.each([
+    ['::127.0.0.1', /IPv4-compatible for 127\.0\.0\.1, a loopback address/],
+    ['::ffff:0:7f00:1', /IPv4-translated for 127\.0\.0\.1, a loopback address/],
+    ['2002:7f00:1::', /6to4 for 127\.0\.0\.1, a loopback address/],
+    ['2002:a9fe:a9fe::1', /6to4 for 169\.254\.169\.254, a link-local address/],
+    ['64:ff9b::7f00:1', /NAT64 for 127\.0\.0\.1, a loopback address/],
+    ['64:ff9b:1::7f00:1', /a local-use NAT64 address/],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', /Teredo for 127\.0\.0\.1, a loopback address/],
+  ])('on a name that resolves to %s, an IPv6 spelling of a private IPv4 address, is refused without a connection', async (address, why) => {
+    const r = await receiver();
+    const ep = await addEndpoint(db.sql, box, customer, { url: `https://hooks.customer.example:${r.port}/hook`, events: ['restatement'] });
+    await emitEvent(db.sql, { type: 'restatement', data: {} });
+    await worker({ allowPrivate: false, lookup: async () => [{ address, family: 6 }] }).runOnce();
+
+    expect(r.received).toHaveLength(0);
+    const [attempt] = await attemptsOf((await deliveryOf(ep.id)).id);
+    expect(attempt!.error).toMatch(/^refused: /);
+    expect(attempt!.error).toMatch(why);
+  });
+
   it('is connected to at the address it checked, the name looked up once: a second answer is never used', async () => {
     const r = await receiver();
     const calls: string[] = [];
