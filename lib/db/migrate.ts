@@ -11,6 +11,9 @@
 //    That needs the raw trades: when retention has dropped some that candles were built from, the
 //    rebuild is refused rather than losing those candles.
 // Re-running with nothing changed is a no-op.
+// Processes started together (compose, an orchestrator: an API and a pipeline, or several of
+// each) each migrate on start: one applies while the others wait for it (a progress line every few
+// seconds), then find nothing pending. Neither layer fails because another process is migrating.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,6 +25,10 @@ import { createPool } from './pool.js';
 import { refreshAggregates, resetFrontiers } from './refresh.js';
 
 const SQL_OBJECTS_LOCK = 7_202_611; // arbitrary, fixed: the advisory lock of the repeatable layer
+/** node-pg-migrate's own session advisory lock (PG_MIGRATE_LOCK_ID in its runner), held while it migrates. */
+const PG_MIGRATE_LOCK = 7_241_865_325_823_964n;
+/** How often a process waiting for another's migration says it still waits. */
+const WAIT_PROGRESS_MS = 5_000;
 
 export const SQL_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../sql');
 
@@ -74,30 +81,13 @@ export function repeatableFiles(sqlDir = SQL_DIR): SqlObjectFile[] {
 }
 
 export async function migrate(url: string, log: Logger, sqlDir = SQL_DIR): Promise<{ applied: string[] }> {
-  const ran = await runner({
-    // statement_timeout 0, as on the repeatable layer's connection below: a migration runs to the end
-    databaseUrl: { connectionString: url, options: '-c statement_timeout=0' },
-    dir: path.join(sqlDir, 'migrations'),
-    migrationsTable: 'pgmigrations',
-    direction: 'up',
-    count: Infinity,
-    singleTransaction: true,
-    checkOrder: true,
-    verbose: false,
-    log: (msg: string) => log.debug({ msg }, 'node-pg-migrate'),
-    logger: {
-      debug: () => {},
-      info: (msg: string) => log.debug(msg),
-      warn: (msg: string) => log.warn(msg),
-      error: (msg: string) => log.error(msg),
-    },
-  });
+  const ran = await runMigrations(url, log, sqlDir);
   const applied = ran.map((m) => `migrations/${m.name}`);
 
   const sql = createPool(url, 1);
   try {
-    // the api and pipeline services may start together: one applies, the other then finds it done
-    await sql`SELECT pg_advisory_lock(${SQL_OBJECTS_LOCK})`;
+    // the api and pipeline services may start together: one applies, the others wait, then find it done
+    await lockOrWait(sql, SQL_OBJECTS_LOCK, log, 'SQL objects');
     const recorded = new Map(
       (await sql<{ file: string; checksum: string }[]>`SELECT file, checksum FROM sql_objects`).map((r) => [
         r.file,
@@ -150,6 +140,74 @@ export async function migrate(url: string, log: Logger, sqlDir = SQL_DIR): Promi
   } finally {
     await sql.end({ timeout: 5 });
   }
+}
+
+/**
+ * The run-once layer. node-pg-migrate takes a session advisory lock while it migrates and, finding
+ * it taken, refuses at once ("Another migration is already running"): a process started together
+ * with another would exit. Here the refusal means waiting until the other's lock is released (its
+ * migration committed or rolled back, or its connection gone), then running again: the runner
+ * reads what is pending afresh, so what the other applied is not applied twice. (Waiting on the
+ * runner's own lock, not one of ours around it: the embedded database admits one connection at a
+ * time, so nothing may hold a second one while the runner works; and there a single process owns
+ * the database, so the refusal never happens.)
+ */
+async function runMigrations(url: string, log: Logger, sqlDir: string) {
+  for (;;) {
+    try {
+      return await runner({
+        // statement_timeout 0, as on the repeatable layer's connection below: a migration runs to the end
+        databaseUrl: { connectionString: url, options: '-c statement_timeout=0' },
+        dir: path.join(sqlDir, 'migrations'),
+        migrationsTable: 'pgmigrations',
+        direction: 'up',
+        count: Infinity,
+        singleTransaction: true,
+        checkOrder: true,
+        verbose: false,
+        log: (msg: string) => log.debug({ msg }, 'node-pg-migrate'),
+        logger: {
+          debug: () => {},
+          info: (msg: string) => log.debug(msg),
+          // its unlock after finding the lock taken fails too; the connection closes at once anyway
+          warn: (msg: string) => (msg === 'Failed to release migration lock' ? log.debug(msg) : log.warn(msg)),
+          error: (msg: string) => log.error(msg),
+        },
+      });
+    } catch (err) {
+      if (!/another migration is already running/i.test((err as Error).message)) throw err;
+      const sql = createPool(url, 1);
+      try {
+        // released at once: holding it only says the other's migration has ended
+        await lockOrWait(sql, PG_MIGRATE_LOCK, log, 'migrations');
+        await sql`SELECT pg_advisory_unlock(${PG_MIGRATE_LOCK.toString()}::bigint)`;
+      } finally {
+        await sql.end({ timeout: 5 });
+      }
+    }
+  }
+}
+
+/**
+ * Takes a session advisory lock on the pool's one connection; while another process holds it,
+ * says so and waits for it, with a line every WAIT_PROGRESS_MS.
+ */
+async function lockOrWait(sql: ReturnType<typeof createPool>, key: number | bigint, log: Logger, what: string): Promise<void> {
+  const id = key.toString();
+  const [row] = await sql<{ locked: boolean }[]>`SELECT pg_try_advisory_lock(${id}::bigint) AS locked`;
+  if (row!.locked) return;
+  const since = Date.now();
+  log.info({ layer: what }, `another process is migrating the database (${what}): waiting for it`);
+  const progress = setInterval(
+    () => log.info({ layer: what, waited_s: Math.round((Date.now() - since) / 1000) }, `still waiting for another process's migration (${what})`),
+    WAIT_PROGRESS_MS,
+  );
+  try {
+    await sql`SELECT pg_advisory_lock(${id}::bigint)`;
+  } finally {
+    clearInterval(progress);
+  }
+  log.info({ layer: what, waited_s: Math.round((Date.now() - since) / 1000) }, `the other process's migration ended (${what}); going on`);
 }
 
 /**
