@@ -10,8 +10,21 @@
 //   silent        HTTP 200 with no trades (no rates, for the FX sources)
 // The first four hit every request under the prefix; the others only requests that return
 // trades (or rates), and only those count towards `times`.
+//
+// A venue's WebSocket streams (streams.ts; Luno, Binance and VALR) have faults of their own, kept
+// in a second slot so a request fault and a stream fault can stand at once:
+//   stream_drop    every open connection is cut (terminated: no close frame), and each new one as
+//                  soon as it opens; `times` counts connections cut
+//   stream_silent  every open connection, and each new one, goes silent for the rest of its life:
+//                  no message, no ping or keep-alive, no answer to pings, yet never closed; `times`
+//                  counts connections silenced
+//   stream_burst   trades are held back, then sent all at once: when `times` trades are held
+//                  (across the venue's pairs), or when the fault is cleared
+//   stream_gap     a trade message is lost: Luno's message sequence skips its number, Binance's
+//                  aggregate ids and VALR's trades simply miss it; `times` counts messages lost
+// setFault(venue, null) and DELETE clear both slots.
 import { prng } from './rng.js';
-import { FAULT_KINDS, type Fault, type FaultKind } from './types.js';
+import { FAULT_KINDS, STREAM_FAULT_KINDS, type Fault, type FaultKind, type StreamFaultKind } from './types.js';
 
 const DAY_MS = 86_400_000;
 
@@ -33,27 +46,52 @@ export function isFault(value: unknown): value is Fault {
   return f.times === undefined || f.times === null || (Number.isInteger(f.times) && (f.times as number) > 0);
 }
 
+export function isStreamFaultKind(kind: FaultKind): kind is StreamFaultKind {
+  return (STREAM_FAULT_KINDS as readonly string[]).includes(kind);
+}
+
 export class FaultBook {
   private readonly active = new Map<string, ActiveFault>();
+  private readonly streams = new Map<string, ActiveFault>();
   private readonly next: () => number;
 
   constructor(seed: number) {
     this.next = prng(seed ^ 0x5f3759df);
   }
 
+  /** Sets the fault in its slot (request or stream); null clears both. */
   set(prefix: string, fault: Fault | null): void {
     if (fault === null) {
       this.active.delete(prefix);
+      this.streams.delete(prefix);
       return;
     }
     if (!isFault(fault)) throw new Error(`not a fault: ${JSON.stringify(fault)}`);
-    this.active.set(prefix, { kind: fault.kind, remaining: fault.times ?? Infinity });
+    (isStreamFaultKind(fault.kind) ? this.streams : this.active).set(prefix, { kind: fault.kind, remaining: fault.times ?? Infinity });
   }
 
+  /** The request fault of a prefix. */
   get(prefix: string): Fault | null {
-    const f = this.active.get(prefix);
-    if (!f) return null;
-    return f.remaining === Infinity ? { kind: f.kind } : { kind: f.kind, times: f.remaining };
+    return shown(this.active.get(prefix));
+  }
+
+  /** The stream fault of a venue. */
+  getStream(prefix: string): Fault | null {
+    return shown(this.streams.get(prefix));
+  }
+
+  /** Whether the venue's stream fault is `kind`, consuming `uses` of it when it is. */
+  takeStream(prefix: string, kind: StreamFaultKind, uses = 1): boolean {
+    const f = this.streams.get(prefix);
+    if (!f || f.kind !== kind) return false;
+    f.remaining -= uses;
+    if (f.remaining <= 0) this.streams.delete(prefix);
+    return true;
+  }
+
+  /** Ends the venue's stream fault if it is `kind`. */
+  endStream(prefix: string, kind: StreamFaultKind): void {
+    if (this.streams.get(prefix)?.kind === kind) this.streams.delete(prefix);
   }
 
   /** The request-level fault to apply to the next request under `prefix`, consuming one use. */
@@ -108,4 +146,9 @@ export class FaultBook {
     f.remaining -= 1;
     if (f.remaining <= 0) this.active.delete(prefix);
   }
+}
+
+function shown(f: ActiveFault | undefined): Fault | null {
+  if (!f) return null;
+  return f.remaining === Infinity ? { kind: f.kind } : { kind: f.kind, times: f.remaining };
 }

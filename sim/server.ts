@@ -7,25 +7,32 @@
 //   DELETE /_control/fault?venue=luno (no venue: clear every fault)
 //   GET    /_control/fault            the active faults
 //   GET    /_control/listings         venue -> pairs
+// The venues' WebSocket streams share the port (ws:// of the URL, streams.ts): Binance at
+// /binance/ws[/<stream>] and /binance/stream?streams=, VALR at /valr/ws/trade, Luno at
+// /luno/api/1/stream/<PAIR>; their faults (stream_drop, stream_silent, stream_burst, stream_gap)
+// are set the same way.
 // A venue whose answers a CDN caches (Wire.cachedForMs) gets them as a cache does (RFC 9111): a
 // 200 is kept per URL, path and query as sent, and the same URL is answered with the same body and
 // Date, plus Age, until it expires; request faults come before the cache, data faults are the
 // origin's (kept with its answer), a malformed body is the connection's (never kept).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { FaultBook, isFault } from './faults.js';
+import { FaultBook, isFault, isStreamFaultKind } from './faults.js';
 import { toJson } from './json.js';
 import { GeneratedMarket } from './market.js';
 import { loadReplay } from './replay.js';
-import { SIM_FX_PREFIXES, SIM_VENUES, forward, type Fault, type FxSourceId, type SimTrade, type TradeSource } from './types.js';
-import { binanceWire } from './venues/binance.js';
+import { STREAM_DEFAULTS, type StreamOptions, type StreamWire } from './stream-wire.js';
+import { StreamHub } from './streams.js';
+import { SIM_FX_PREFIXES, SIM_VENUES, STREAM_VENUES, forward, type Fault, type FxSourceId, type SimTrade, type TradeSource } from './types.js';
+import { binanceStream, binanceWire } from './venues/binance.js';
 import { coinbaseWire, exchangeRateApiWire } from './venues/fx.js';
-import { lunoWire } from './venues/luno.js';
+import { lunoStream, lunoWire } from './venues/luno.js';
 import { quidaxWire } from './venues/quidax.js';
-import { valrWire } from './venues/valr.js';
+import { valrStream, valrWire } from './venues/valr.js';
 import type { Wire, WireContext, WireRequest } from './wire.js';
 
 export type { Fault, FaultKind, SimTrade } from './types.js';
+export type { StreamOptions } from './stream-wire.js';
 
 /** One FX source's report at one moment: units of each currency per 1 USD. */
 export interface FxReport {
@@ -51,13 +58,26 @@ export interface SimOptions {
   volume?: 'light' | 'real';
   /** Generated market: forget trades older than this (ms); default keep all. */
   retainMs?: number;
+  /** The streams' connection timings (ms): the venues' own by default, shorter for tests. */
+  streams?: StreamOptions;
 }
 
 export interface SimMarket {
   /** e.g. http://127.0.0.1:41234 */
   readonly url: string;
-  /** venue id or 'exchangerate-api' / 'coinbase'; null clears. */
+  /** The same server for the streams, e.g. ws://127.0.0.1:41234 (then /binance/ws, /valr/ws/trade, /luno/api/1/stream/XBTNGN). */
+  readonly wsUrl: string;
+  /**
+   * venue id or 'exchangerate-api' / 'coinbase'; null clears (both the request and the stream
+   * fault). A stream fault (stream_*) only for luno, binance, valr, and kept beside the request one.
+   */
   setFault(venue: string, fault: Fault | null): void;
+  /** Open stream connections of a venue (silent ones included). */
+  streamClients(venue: string): number;
+  /** Cuts every open stream connection of a venue now, without a close frame; how many it cut. */
+  dropStreams(venue: string): number;
+  /** Silences every open stream connection of a venue for the rest of its life (nothing sent, pings unanswered, never closed); how many. */
+  silenceStreams(venue: string): number;
   /** Every trade that exists up to now() for that venue+pair (what a perfect collector would store); pair like 'BTCNGN'. */
   served(venue: string, pair: string): SimTrade[];
   /** venue -> pairs it lists, e.g. { luno: ['BTCNGN', ...] }. */
@@ -73,6 +93,11 @@ export interface SimMarket {
 const WIRES: ReadonlyMap<string, Wire> = new Map(
   [lunoWire, binanceWire, valrWire, quidaxWire, exchangeRateApiWire, coinbaseWire].map((w) => [w.prefix, w]),
 );
+
+/** Each server's streams (Luno's keeps its message sequences, so it is made per server). */
+function streamWires(): ReadonlyMap<string, StreamWire> {
+  return new Map([lunoStream(), binanceStream, valrStream].map((w) => [w.prefix, w]));
+}
 
 /** Every prefix a fault can be set on. */
 export const FAULT_TARGETS: readonly string[] = [...SIM_VENUES, ...SIM_FX_PREFIXES];
@@ -116,11 +141,18 @@ export async function startSimMarket(options: SimOptions = {}): Promise<SimMarke
   const sockets = new Set<Socket>();
   let stopping: Promise<void> | undefined;
 
+  const streams = new StreamHub(streamWires(), { source, now, timings: { ...STREAM_DEFAULTS, ...options.streams } }, faults);
+
   const setFault = (venue: string, fault: Fault | null): void => {
     if (!FAULT_TARGETS.includes(venue)) {
       throw new Error(`setFault: unknown venue "${venue}" (one of ${FAULT_TARGETS.join(', ')})`);
     }
+    if (fault && isStreamFaultKind(fault.kind) && !(STREAM_VENUES as readonly string[]).includes(venue)) {
+      throw new Error(`setFault: ${fault.kind} is a stream fault, and only ${STREAM_VENUES.join(', ')} have streams`);
+    }
     faults.set(venue, fault);
+    // a drop or a silence takes the open connections at once
+    streams.faultSet(venue);
   };
 
   const server = createServer((req, res) => {
@@ -133,6 +165,7 @@ export async function startSimMarket(options: SimOptions = {}): Promise<SimMarke
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
+  server.on('upgrade', (req, socket, head) => streams.upgrade(req, socket, head));
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://sim.invalid');
@@ -208,8 +241,13 @@ export async function startSimMarket(options: SimOptions = {}): Promise<SimMarke
         send(res, now(), 400, { error: 'kind must be a fault kind and times a positive integer' });
         return;
       }
+      const stream = isStreamFaultKind(fault.kind);
+      if (stream && !(STREAM_VENUES as readonly string[]).includes(b.venue)) {
+        send(res, now(), 400, { error: `${fault.kind} is a stream fault: venue must be one of ${STREAM_VENUES.join(', ')}` });
+        return;
+      }
       setFault(b.venue, fault);
-      send(res, now(), 200, { ok: true, venue: b.venue, fault: faults.get(b.venue) });
+      send(res, now(), 200, { ok: true, venue: b.venue, fault: stream ? faults.getStream(b.venue) : faults.get(b.venue) });
       return;
     }
     if (what === 'fault' && method === 'DELETE') {
@@ -223,7 +261,11 @@ export async function startSimMarket(options: SimOptions = {}): Promise<SimMarke
       return;
     }
     if (what === 'fault' && method === 'GET') {
-      send(res, now(), 200, Object.fromEntries(FAULT_TARGETS.map((v) => [v, faults.get(v)])));
+      // the request faults by prefix, and the stream faults under "streams"
+      send(res, now(), 200, {
+        ...Object.fromEntries(FAULT_TARGETS.map((v) => [v, faults.get(v)])),
+        streams: Object.fromEntries(STREAM_VENUES.map((v) => [v, faults.getStream(v)])),
+      });
       return;
     }
     if (what === 'listings' && method === 'GET') {
@@ -248,7 +290,11 @@ export async function startSimMarket(options: SimOptions = {}): Promise<SimMarke
 
   return {
     url: `http://127.0.0.1:${port}`,
+    wsUrl: `ws://127.0.0.1:${port}`,
     setFault,
+    streamClients: (venue) => streams.clients(venue),
+    dropStreams: (venue) => streams.drop(venue),
+    silenceStreams: (venue) => streams.silenceAll(venue),
     served(venue, pair) {
       const at = now();
       const tape = source.tape(venue, pair, at);
@@ -270,6 +316,7 @@ export async function startSimMarket(options: SimOptions = {}): Promise<SimMarke
     },
     stop() {
       stopping ??= new Promise<void>((resolve) => {
+        streams.stop();
         server.close(() => resolve());
         server.closeAllConnections();
         for (const socket of sockets) socket.destroy();

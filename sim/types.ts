@@ -36,7 +36,20 @@ export type FaultKind =
   | 'duplicates'
   | 'out_of_order'
   | 'future'
-  | 'silent';
+  | 'silent'
+  | StreamFaultKind;
+
+/**
+ * Faults of the WebSocket streams (streams.ts), kept apart from a venue's request fault so that
+ * both can be set at once (the REST API failing while its stream is cut, say).
+ */
+export type StreamFaultKind = 'stream_drop' | 'stream_silent' | 'stream_burst' | 'stream_gap';
+
+export const STREAM_FAULT_KINDS: readonly StreamFaultKind[] = ['stream_drop', 'stream_silent', 'stream_burst', 'stream_gap'];
+
+/** The venues whose streams the simulator speaks (Quidax documents none). */
+export const STREAM_VENUES = ['luno', 'binance', 'valr'] as const;
+export type StreamVenue = (typeof STREAM_VENUES)[number];
 
 export const FAULT_KINDS: readonly FaultKind[] = [
   'rate_limit',
@@ -47,9 +60,13 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   'out_of_order',
   'future',
   'silent',
+  'stream_drop',
+  'stream_silent',
+  'stream_burst',
+  'stream_gap',
 ];
 
-/** times: how many requests it affects (default: until cleared). */
+/** times: how many requests (a stream fault: connections, trades; faults.ts) it affects (default: until cleared). */
 export type Fault = { kind: FaultKind; times?: number };
 
 /** One venue+pair's trades, sorted by time (ties keep their order), ids unique. */

@@ -14,7 +14,30 @@
 // quantities strings of eight decimals. Errors are {"code": -N, "msg": "..."} (errors.md). Binance
 // lists no NGN pair since it delisted them on 2024-03-07 (its announcement of 2024-03-05), nor ZAR
 // pairs (delisted 2021-04-02, and again in January 2026); the catalogue lists its USDT books only.
+//
+// Its WebSocket market streams under /binance, following web-socket-streams.md of the same
+// repository (https://developers.binance.com/docs/binance-spot-api-docs/web-socket-streams:
+// "General WSS information", "Live Subscribing/Unsubscribing to streams", "Aggregate Trade
+// Streams") and its CHANGELOG.md (serverShutdown):
+//   /binance/ws                        raw: subscribe at run time
+//   /binance/ws/<stream>               raw, one stream from the start: events as they are
+//   /binance/stream[?streams=a/b]      combined: each event wrapped {"stream":"btcusdt@aggTrade","data":{...}}
+// Requests {"method":"SUBSCRIBE"|"UNSUBSCRIBE","params":["btcusdt@aggTrade"],"id":1} are answered
+// {"result":null,"id":1}; {"method":"LIST_SUBSCRIPTIONS","id":3} with {"result":[...],"id":3}; a
+// malformed one with {"code":2|3,"msg":"...","id":...} as the documentation's error table has it.
+// Stream names are lower case (`<symbol>@aggTrade`); a well-formed name for a symbol not listed, or
+// another stream type (@trade, @depth...), is accepted and never sends anything (the simulator
+// streams aggTrade only). Event `aggTrade`: {"e":"aggTrade","E":eventMs,"s":"BTCUSDT","a":id,
+// "p":"price","q":"qty","f":first,"l":last,"T":tradeMs,"m":buyerIsMaker,"M":true}: `a`, `p`, `q`,
+// `f`, `l`, `T` and `m` exactly what GET /api/v3/aggTrades gives for the trade (aggTradeRow), `E`
+// the simulator's clock when it is sent. The server sends a ping frame every 20 s and closes a
+// connection that has not answered one with a pong within a minute (unsolicited pongs do not
+// count); every connection is cut at 24 h, optionally after a serverShutdown event
+// {"e":"serverShutdown","E":ms} (the WebSocket API documents it wrapped in {"event":...}; the
+// streams' form is not shown, the simulator sends it bare). Not enforced: 5 messages a second from
+// the client, 1,024 streams a connection, 300 connections per 5 minutes.
 import { amountDecimals, priceDecimals, venueSymbol } from '../catalog.js';
+import type { StreamConn, StreamSession, StreamWire } from '../stream-wire.js';
 import { backward, decimal, forward, padded, type SimTrade } from '../types.js';
 import { intParam, listedPairs, type Wire, type WireContext, type WireRequest, type WireResponse } from '../wire.js';
 
@@ -106,11 +129,13 @@ function aggTrades(req: WireRequest, ctx: WireContext): WireResponse {
       list = backward(tape, -Infinity, Math.min(endTime ?? Infinity, ctx.now), limit).reverse();
     }
   }
-  const body = ctx.shape(list).map((t) => {
-    const id = /^\d+$/.test(t.id) ? Number(t.id) : t.id;
-    return { a: id, p: t.priceText ?? num(t.price), q: t.amountText ?? num(t.amount), f: id, l: id, T: t.time, m: t.side === 'sell', M: true };
-  });
-  return { status: 200, body };
+  return { status: 200, body: ctx.shape(list).map(aggTradeRow) };
+}
+
+/** A trade as GET /api/v3/aggTrades writes it (one trade per aggregate: first = last = a). */
+function aggTradeRow(t: SimTrade): { a: number | string; p: string; q: string; f: number | string; l: number | string; T: number; m: boolean; M: true } {
+  const id = /^\d+$/.test(t.id) ? Number(t.id) : t.id;
+  return { a: id, p: t.priceText ?? num(t.price), q: t.amountText ?? num(t.amount), f: id, l: id, T: t.time, m: t.side === 'sell', M: true };
 }
 
 export const binanceWire: Wire = {
@@ -127,5 +152,120 @@ export const binanceWire: Wire = {
     return kind === 'rate_limit'
       ? fail(429, -1003, 'Too much request weight used; current limit is 6000 request weight per 1 MINUTE. Please use WebSocket Streams for live updates to avoid polling the API.')
       : fail(500, -1001, 'Internal error; unable to process your request. Please try again.');
+  },
+};
+
+/** A stream name as Binance spells it: lower-case symbol, '@', the stream type. */
+const STREAM_NAME = /^[a-z0-9]+@[A-Za-z0-9_@]+$/;
+
+function isRequestId(id: unknown): boolean {
+  return id === null || (typeof id === 'number' && Number.isInteger(id) && id >= 0) || (typeof id === 'string' && /^[A-Za-z0-9-]{1,36}$/.test(id));
+}
+
+export const binanceStream: StreamWire = {
+  prefix: 'binance',
+  accept(segments, query, ctx) {
+    const path = segments.join('/');
+    // stream name -> the afrates pair it carries (undefined: accepted, nothing simulated for it)
+    const pairOf = (name: string): string | undefined => {
+      const [symbol, type] = name.split('@') as [string, string];
+      if (type !== 'aggTrade') return undefined;
+      return listedPairs(ctx.source, 'binance').find((p) => venueSymbol('binance', p.base, p.quote).toLowerCase() === symbol)?.pair;
+    };
+    let combined: boolean;
+    let initial: string[];
+    if (path === 'ws') [combined, initial] = [false, []];
+    else if (segments.length === 2 && segments[0] === 'ws') [combined, initial] = [false, [segments[1]!]];
+    else if (path === 'stream') [combined, initial] = [true, (query.get('streams') ?? '').split('/').filter((s) => s !== '')];
+    else return { status: 404, message: `no stream at /binance/${path}` };
+    if (!initial.every((name) => STREAM_NAME.test(name))) return { status: 400, message: 'Invalid stream name' };
+
+    return (conn: StreamConn): StreamSession => {
+      const t = ctx.timings;
+      const streams = new Map<string, string | undefined>();
+      const add = (name: string): void => {
+        if (streams.has(name)) return;
+        const pair = pairOf(name);
+        streams.set(name, pair);
+        if (pair !== undefined) conn.subscribe(pair);
+      };
+      const remove = (name: string): void => {
+        if (!streams.has(name)) return;
+        const pair = streams.get(name);
+        streams.delete(name);
+        if (pair !== undefined && ![...streams.values()].includes(pair)) conn.unsubscribe(pair);
+      };
+      for (const name of initial) add(name);
+
+      // A ping every binancePingMs; a ping left without a pong for binancePongTimeoutMs ends the
+      // connection (a later pong clears the wait; an unsolicited one before any ping does nothing).
+      let waiting: (() => void) | undefined;
+      conn.every(t.binancePingMs, () => {
+        conn.ping();
+        waiting ??= conn.after(t.binancePongTimeoutMs, () => conn.close(1008, 'pong timeout'));
+      });
+      if (t.binanceShutdownNoticeMs > 0) {
+        conn.after(Math.max(0, t.binanceLifetimeMs - t.binanceShutdownNoticeMs), () => conn.send({ e: 'serverShutdown', E: ctx.now() }));
+      }
+      conn.after(t.binanceLifetimeMs, () => conn.close(1001, 'connection lifetime reached'));
+
+      return {
+        pong() {
+          waiting?.();
+          waiting = undefined;
+        },
+        message(text) {
+          let req: Record<string, unknown>;
+          try {
+            const parsed: unknown = JSON.parse(text);
+            if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
+            req = parsed as Record<string, unknown>;
+          } catch {
+            conn.send({ code: 3, msg: 'Invalid JSON: expected value at line 1 column 1' });
+            return;
+          }
+          const id = req.id ?? null;
+          if (!isRequestId(id)) {
+            conn.send({ code: 2, msg: 'Invalid request: request ID must be an unsigned integer', id: null });
+            return;
+          }
+          if (typeof req.method !== 'string') {
+            conn.send({ code: 2, msg: 'Invalid request: missing field `method`', id });
+            return;
+          }
+          if (req.method === 'LIST_SUBSCRIPTIONS') {
+            conn.send({ result: [...streams.keys()], id });
+            return;
+          }
+          if (req.method !== 'SUBSCRIBE' && req.method !== 'UNSUBSCRIBE') {
+            conn.send({ code: 2, msg: `Invalid request: unknown variant \`${req.method}\`, expected one of \`SUBSCRIBE\`, \`UNSUBSCRIBE\`, \`LIST_SUBSCRIPTIONS\`, \`SET_PROPERTY\`, \`GET_PROPERTY\``, id });
+            return;
+          }
+          const params = req.params;
+          if (!Array.isArray(params) || !params.every((p): p is string => typeof p === 'string' && STREAM_NAME.test(p))) {
+            conn.send({ code: 2, msg: 'Invalid request: invalid stream name', id });
+            return;
+          }
+          for (const name of params) (req.method === 'SUBSCRIBE' ? add : remove)(name);
+          conn.send({ result: null, id });
+        },
+        deliver(pair, payload) {
+          for (const [name, p] of streams) {
+            if (p === pair) conn.send(combined ? { stream: name, data: payload } : payload);
+          }
+        },
+      };
+    };
+  },
+  render(pair, items, ctx) {
+    const listed = listedPairs(ctx.source, 'binance').find((p) => p.pair === pair);
+    const symbol = listed ? venueSymbol('binance', listed.base, listed.quote) : pair;
+    const E = ctx.now();
+    return items
+      .filter((item) => !item.lost)
+      .map(({ trade }) => {
+        const { a, p, q, f, l, T, m, M } = aggTradeRow(trade);
+        return { time: trade.time, payload: { e: 'aggTrade', E, s: symbol, a, p, q, f, l, T, m, M } };
+      });
   },
 };

@@ -13,7 +13,23 @@
 // The trades endpoint is cached 30 s by VALR's CDN (`cache-control: max-age=30`; no VALR document
 // states it): the same URL gets the same answer for 30 s (server.ts).
 // Errors are {"code": -N, "message": "..."}; a rate-limited request also carries x-valr-ratelimited.
+//
+// Its trade WebSocket at /valr/ws/trade, following VALR's API documentation (docs.valr.com,
+// "WebSocket API": "Connecting", "Subscribing to events", "Trade WebSocket - NEW_TRADE") and, where
+// marked "reported", a public probe of the live endpoint (2026-09):
+//   client {"type":"SUBSCRIBE","subscriptions":[{"event":"NEW_TRADE","pairs":["BTCZAR","ETHZAR"]}]}
+//   server {"type":"SUBSCRIBED","message":"NEW_TRADE:BTCZAR"} for each pair (reported); a pair not
+//          listed {"type":"ERROR","message":"..."} (reported), the others still subscribed; a
+//          second SUBSCRIBE for NEW_TRADE replaces its pair list (reported; [] unsubscribes all)
+//   client {"type":"PING"}  server {"type":"PONG"}
+//   server {"type":"NEW_TRADE","currencyPairSymbol":"BTCZAR","data":{"price","quantity",
+//          "currencyPair","tradedAt","takerSide","id"}}, every field a string, each exactly what the
+//          REST trades endpoint gives for the trade (tradeRow): one trade, one identity
+// A connection that sends no message for about 60 s is closed (reported; a ping frame does not
+// count); one opened without an API key (header X-VALR-API-KEY; the signature is not checked) is
+// closed after 15 minutes. Only NEW_TRADE is simulated: another event is answered with an ERROR.
 import { amountDecimals, priceDecimals, venueSymbol } from '../catalog.js';
+import type { StreamConn, StreamSession, StreamWire } from '../stream-wire.js';
 import { backward, decimal, valrSequence, type SimTrade, type Tape } from '../types.js';
 import { intParam, listedPairs, type Wire, type WireContext, type WireRequest, type WireResponse } from '../wire.js';
 
@@ -107,17 +123,32 @@ function trades(pairSymbol: string, req: WireRequest, ctx: WireContext): WireRes
     }
     list = list.slice(skip);
   }
-  const body = ctx.shape(list).map((t) => ({
+  const body = ctx.shape(list).map((t) => {
+    const { price, quantity, currencyPair, tradedAt, takerSide, id } = tradeRow(pairSymbol, t);
+    return {
+      price,
+      quantity,
+      currencyPair,
+      tradedAt,
+      takerSide,
+      sequenceId: tape ? sequenceId(tape, t) : SEQUENCE_BASE,
+      id,
+      quoteVolume: decimal(Number((t.price * t.amount).toFixed(8))),
+    };
+  });
+  return { status: 200, body };
+}
+
+/** The fields REST trades and NEW_TRADE messages share, written the same way. */
+function tradeRow(pairSymbol: string, t: SimTrade): { price: string; quantity: string; currencyPair: string; tradedAt: string; takerSide: string; id: string } {
+  return {
     price: t.priceText ?? decimal(t.price),
     quantity: t.amountText ?? decimal(t.amount),
     currencyPair: pairSymbol,
     tradedAt: new Date(t.time).toISOString(),
     takerSide: t.side,
-    sequenceId: tape ? sequenceId(tape, t) : SEQUENCE_BASE,
     id: t.id,
-    quoteVolume: decimal(Number((t.price * t.amount).toFixed(8))),
-  }));
-  return { status: 200, body };
+  };
 }
 
 function isTrades(segments: readonly string[]): boolean {
@@ -139,5 +170,80 @@ export const valrWire: Wire = {
   },
   cachedForMs(req) {
     return isTrades(req.segments) ? TRADES_CACHED_MS : undefined;
+  },
+};
+
+export const valrStream: StreamWire = {
+  prefix: 'valr',
+  accept(segments, _query, ctx) {
+    if (segments.join('/') !== 'ws/trade') return { status: 404, message: `no stream at /valr/${segments.join('/')}` };
+    return (conn: StreamConn): StreamSession => {
+      const t = ctx.timings;
+      const symbols = new Map(listedPairs(ctx.source, 'valr').map((p) => [venueSymbol('valr', p.base, p.quote), p.pair]));
+      let subscribed: string[] = [];
+      // The idle timer restarts with every message the client sends.
+      let idle = conn.after(t.valrIdleMs, () => conn.close(1000, 'idle'));
+      const key = conn.headers['x-valr-api-key'];
+      if (typeof key !== 'string' || key === '') conn.after(t.valrKeylessLifetimeMs, () => conn.close(1000, 'session expired'));
+      const error = (message: string): void => conn.send({ type: 'ERROR', message });
+
+      const subscribe = (pairs: unknown): void => {
+        if (!Array.isArray(pairs)) {
+          error('pairs must be a list of currency pairs');
+          return;
+        }
+        const wanted: string[] = [];
+        for (const symbol of pairs) {
+          if (typeof symbol === 'string' && symbols.has(symbol)) {
+            if (!wanted.includes(symbol)) wanted.push(symbol);
+          } else error(`Invalid currency pair: ${String(symbol)}`);
+        }
+        for (const symbol of subscribed) if (!wanted.includes(symbol)) conn.unsubscribe(symbols.get(symbol)!);
+        subscribed = wanted;
+        for (const symbol of wanted) {
+          conn.subscribe(symbols.get(symbol)!);
+          conn.send({ type: 'SUBSCRIBED', message: `NEW_TRADE:${symbol}` });
+        }
+      };
+
+      return {
+        message(text) {
+          idle();
+          idle = conn.after(t.valrIdleMs, () => conn.close(1000, 'idle'));
+          let msg: Record<string, unknown>;
+          try {
+            const parsed: unknown = JSON.parse(text);
+            if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
+            msg = parsed as Record<string, unknown>;
+          } catch {
+            error('Invalid message: not a JSON object');
+            return;
+          }
+          if (msg.type === 'PING') {
+            conn.send({ type: 'PONG' });
+            return;
+          }
+          if (msg.type !== 'SUBSCRIBE' || !Array.isArray(msg.subscriptions)) {
+            error(`Unsupported message type: ${String(msg.type)}`);
+            return;
+          }
+          for (const sub of msg.subscriptions as unknown[]) {
+            const s = (sub ?? {}) as Record<string, unknown>;
+            if (s.event === 'NEW_TRADE') subscribe(s.pairs);
+            else error(`Unsupported event: ${String(s.event)} (the simulator streams NEW_TRADE only)`);
+          }
+        },
+        deliver(_pair, payload) {
+          conn.send(payload);
+        },
+      };
+    };
+  },
+  render(pair, items, ctx) {
+    const listed = listedPairs(ctx.source, 'valr').find((p) => p.pair === pair);
+    const symbol = listed ? venueSymbol('valr', listed.base, listed.quote) : pair;
+    return items
+      .filter((item) => !item.lost)
+      .map(({ trade }) => ({ time: trade.time, payload: { type: 'NEW_TRADE', currencyPairSymbol: symbol, data: tradeRow(symbol, trade) } }));
   },
 };
