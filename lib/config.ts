@@ -38,6 +38,11 @@ export interface Config {
    * REST alone. The REST cycle goes on either way, as the reconciler.
    */
   readonly streams: boolean;
+  /**
+   * The venues this process collects (VENUES=luno,valr); null: every venue. Pipelines on several
+   * hosts may split the venues or each collect all (docs/operations.md, "Roles and several processes").
+   */
+  readonly venues: readonly string[] | null;
   /** A read-only Luno API key: Luno's streaming API asks for one; without it Luno stays on REST. */
   readonly lunoApiKey: { readonly id: string; readonly secret: string } | null;
   /**
@@ -145,6 +150,15 @@ function token(env: Env, name: string): string | undefined {
   return raw;
 }
 
+/** A comma-separated list of venue ids (which exist is checked where the venues are known: bin/service.ts). */
+function venueList(env: Env, name: string): string[] | null {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return null;
+  const ids = raw.split(',').map((part) => part.trim().toLowerCase());
+  if (ids.some((id) => !/^[a-z0-9]+$/.test(id))) throw new ConfigError(name, 'must be venue ids separated by commas, e.g. luno,valr');
+  return [...new Set(ids)];
+}
+
 /** LUNO_API_KEY_ID and LUNO_API_KEY_SECRET: both or neither. */
 function lunoKey(env: Env): Config['lunoApiKey'] {
   const id = env.LUNO_API_KEY_ID || '';
@@ -182,6 +196,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     simVolume: oneOf(env, 'SIM_VOLUME', ['light', 'real'] as const, 'light'),
     cycleSeconds: integer(env, 'CYCLE_SECONDS', 60, 1, 300),
     streams: oneOf(env, 'STREAMS', ['0', '1'] as const, '1') === '1',
+    venues: venueList(env, 'VENUES'),
     lunoApiKey: lunoKey(env),
     statementTimeoutMs: integer(env, 'STATEMENT_TIMEOUT_MS', 10_000, 0, 600_000),
     apiDeadlineMs: integer(env, 'API_DEADLINE_MS', 15_000, 1, 600_000),
