@@ -25,9 +25,10 @@
 // Requests {"method":"SUBSCRIBE"|"UNSUBSCRIBE","params":["btcusdt@aggTrade"],"id":1} are answered
 // {"result":null,"id":1}; {"method":"LIST_SUBSCRIPTIONS","id":3} with {"result":[...],"id":3}; a
 // malformed one with {"code":2|3,"msg":"...","id":...} as the documentation's error table has it.
-// Stream names are lower case (`<symbol>@aggTrade`); a well-formed name for a symbol not listed, or
-// another stream type (@trade, @depth...), is accepted and never sends anything (the simulator
-// streams aggTrade only). Event `aggTrade`: {"e":"aggTrade","E":eventMs,"s":"BTCUSDT","a":id,
+// Stream names are lower case (`<symbol>@aggTrade`); a SUBSCRIBE naming another form is answered
+// code 2. A name for a symbol not listed, or another stream type (@trade, @depth...), is accepted
+// and never sends anything (the simulator streams aggTrade only); so is any name in the path
+// (ccxt connects to /ws/0, a stream number of its own, and subscribes at run time). Event `aggTrade`: {"e":"aggTrade","E":eventMs,"s":"BTCUSDT","a":id,
 // "p":"price","q":"qty","f":first,"l":last,"T":tradeMs,"m":buyerIsMaker,"M":true}: `a`, `p`, `q`,
 // `f`, `l`, `T` and `m` exactly what GET /api/v3/aggTrades gives for the trade (aggTradeRow), `E`
 // the simulator's clock when it is sent. The server sends a ping frame every 20 s and closes a
@@ -178,7 +179,6 @@ export const binanceStream: StreamWire = {
     else if (segments.length === 2 && segments[0] === 'ws') [combined, initial] = [false, [segments[1]!]];
     else if (path === 'stream') [combined, initial] = [true, (query.get('streams') ?? '').split('/').filter((s) => s !== '')];
     else return { status: 404, message: `no stream at /binance/${path}` };
-    if (!initial.every((name) => STREAM_NAME.test(name))) return { status: 400, message: 'Invalid stream name' };
 
     return (conn: StreamConn): StreamSession => {
       const t = ctx.timings;

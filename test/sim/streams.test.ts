@@ -1,6 +1,9 @@
 // The simulated venues' WebSocket streams, as a stream client sees them: each trade arrives once,
 // with the same id, time and price/amount text as the venue's REST API gives it; the venues'
 // keep-alive and connection rules; and each stream fault.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startSimMarket, type SimMarket, type SimOptions } from '../../sim/index.js';
@@ -356,6 +359,17 @@ describe('stream faults', () => {
     expect((await getJson(`${sim.url}/_control/fault`)).streams.binance).toBeNull();
   });
 
+  it('stream_gap on Binance: the trade is missing from the stream (VALR alike), its neighbours are not', async () => {
+    const { sim, clock } = await market();
+    const binance = await client(`${sim.wsUrl}/binance/ws/btcusdt@aggTrade`).open();
+    sim.setFault('binance', { kind: 'stream_gap', times: 2 });
+    clock.at = T0 + 3 * MINUTE;
+    const rest = await getJson(`${sim.url}/binance/api/v3/aggTrades?symbol=BTCUSDT&startTime=${T0 + 1}&endTime=${clock.at}`);
+    await until('the trades after the gap', () => binance.messages.length >= rest.length - 2);
+    expect(binance.messages.map((m: any) => m.a)).toEqual(rest.slice(2).map((r: any) => r.a));
+    expect((await getJson(`${sim.url}/_control/fault`)).streams.binance).toBeNull();
+  });
+
   it('stream_gap: a Luno message is lost, its sequence number skipped, its trade only in REST', async () => {
     const { sim, clock } = await market();
     const c = await client(`${sim.wsUrl}/luno/api/1/stream/XBTNGN`).open();
@@ -372,5 +386,46 @@ describe('stream faults', () => {
     const steps = sequences.map((s: number, i: number) => s - (i === 0 ? Number(book.sequence) : sequences[i - 1]!));
     expect(steps.filter((d: number) => d !== 1)).toEqual([2]);
     expect(steps[1]).toBe(2); // the create of the first trade, then its lost fill
+  });
+});
+
+describe('replay', () => {
+  it("streams a replay file's trades with the decimal text the file gave, as the REST APIs do", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'afrates-stream-replay-'));
+    try {
+      const file = path.join(dir, 'trades.jsonl');
+      writeFileSync(
+        file,
+        [
+          '{"venue":"binance","pair":"BTCUSDT","time":"2026-11-20T12:00:01.000Z","id":"900","price":"91234.1","amount":"0.00000001","side":"sell"}',
+          '{"venue":"valr","pair":"BTCZAR","time":"2026-11-20T12:00:02.000Z","id":"0196f3a0-0000-7000-8000-000000000001","price":"1700000.5","amount":"0.1","side":"buy"}',
+          '{"venue":"luno","pair":"BTCNGN","time":"2026-11-20T12:00:03.000Z","id":"77","price":"152000000.25","amount":"0.0004","side":"buy"}',
+        ].join('\n'),
+      );
+      const clock = { at: T0 };
+      const sim = await startSimMarket({ replay: file, now: () => clock.at });
+      sims.push(sim);
+      const binance = await client(`${sim.wsUrl}/binance/ws/btcusdt@aggTrade`).open();
+      const valr = await client(`${sim.wsUrl}/valr/ws/trade`).open();
+      valr.send({ type: 'SUBSCRIBE', subscriptions: [{ event: 'NEW_TRADE', pairs: ['BTCZAR'] }] });
+      await valr.next('the ack', (m) => m.type === 'SUBSCRIBED');
+      const luno = await client(`${sim.wsUrl}/luno/api/1/stream/XBTNGN`).open();
+      luno.send({ api_key_id: 'k', api_key_secret: 's' });
+      await luno.next('the book', () => true);
+      clock.at = T0 + MINUTE;
+      expect(await binance.next('the trade', (m) => m.e === 'aggTrade')).toMatchObject({ a: 900, p: '91234.1', q: '0.00000001', T: T0 + 1000, m: true });
+      expect((await valr.next('the trade', (m) => m.type === 'NEW_TRADE')).data).toEqual({
+        price: '1700000.5',
+        quantity: '0.1',
+        currencyPair: 'BTCZAR',
+        tradedAt: '2026-11-20T12:00:02.000Z',
+        takerSide: 'buy',
+        id: '0196f3a0-0000-7000-8000-000000000001',
+      });
+      const fill = (await luno.next('the trade', (m) => Array.isArray(m.trade_updates))).trade_updates[0];
+      expect([fill.sequence, fill.base, fill.counter]).toEqual([77, '0.0004', '60800.0001']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
