@@ -10,7 +10,9 @@
 //   its own timeouts (a minute's count and a month's: half a second) for as long as Redis hangs.
 // A subscribed connection (revocations) sends no commands, so it would never see a hang: it pings
 // every few seconds, and a ping that times out drops it the same way (it then subscribes again).
+import crypto from 'node:crypto';
 import { Command, Redis } from 'ioredis';
+import type { Sql } from '../lib/db/connect.js';
 import type { Logger } from '../lib/log.js';
 
 class FailFastRedis extends Redis {
@@ -65,4 +67,50 @@ export function connectRedis(url: string, log: Logger): Redis {
   });
   redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
   return redis;
+}
+
+/**
+ * One deployment's part of a Redis database (docs/decisions.md, "One Redis, several deployments").
+ * Its keys live under `<label>:<digest of the deployment's secret>`, and a cached value is sealed
+ * with an HMAC under that secret: another deployment on the same Redis database neither finds this
+ * one's entries nor can have its own (or forged ones) trusted here, even under the same prefix.
+ * The secret is the database's (the `deployment` table, made at its first migration), so every
+ * API process on that database shares one scope, and no two databases do.
+ */
+export class RedisScope {
+  /** The prefix of every Redis key and channel of this deployment. */
+  readonly prefix: string;
+
+  constructor(
+    private readonly secret: string,
+    label = 'afrates',
+  ) {
+    this.prefix = `${label}:${this.mac('redis-namespace').slice(0, 16)}`;
+  }
+
+  private mac(text: string): string {
+    return crypto.createHmac('sha256', this.secret).update(text).digest('base64url');
+  }
+
+  /** `value` as stored under `key`: its MAC (bound to the key, so an entry can't be moved) and itself. */
+  seal(key: string, value: string): string {
+    return `${this.mac(`${key}\n${value}`)}.${value}`;
+  }
+
+  /** The value stored under `key`, or null when it was not sealed by this deployment. */
+  open(key: string, stored: string): string | null {
+    const dot = stored.indexOf('.');
+    if (dot < 0) return null;
+    const value = stored.slice(dot + 1);
+    const expected = Buffer.from(this.mac(`${key}\n${value}`));
+    const given = Buffer.from(stored.slice(0, dot));
+    return given.length === expected.length && crypto.timingSafeEqual(given, expected) ? value : null;
+  }
+}
+
+/** The scope of the deployment whose database `sql` is; `label` starts its prefix (tests give each run its own). */
+export async function deploymentScope(sql: Sql, label?: string): Promise<RedisScope> {
+  const [row] = await sql<{ secret: string }[]>`SELECT secret FROM deployment`;
+  if (!row) throw new Error('the deployment table has no row: the database was not migrated by this version');
+  return new RedisScope(row.secret, label);
 }

@@ -17,7 +17,7 @@ import { RateLimiter } from './limits/limiter.js';
 import { LiveSnapshot } from './live/snapshot.js';
 import { LiveJsonCache } from './live/cache.js';
 import { RequestMetrics, type RequestObserver } from './middleware/metrics.js';
-import { connectRedis } from './redis.js';
+import { connectRedis, deploymentScope } from './redis.js';
 import { EventStreams } from './sse.js';
 
 export interface RunningApi {
@@ -36,6 +36,7 @@ const SHUTDOWN_GRACE_MS = 5_000;
  */
 export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { read?: ReadRouter; signer?: CertificateSigner; webhookSecrets?: SecretBox; redis?: Redis | null; namespace?: string; now?: () => number; webhookLookup?: Lookup; observer?: RequestObserver } = {}): Promise<AppDeps> {
   const redis = opts.redis !== undefined ? opts.redis : config.redisUrl ? connectRedis(config.redisUrl, log) : null;
+  const scope = await deploymentScope(sql, opts.namespace); // this deployment's part of Redis
   const pairs = await sql<PairInfo[]>`SELECT pair, base, quote FROM public_pairs ORDER BY pair`;
   const read = opts.read ?? ReadRouter.primaryOnly(sql);
   // the snapshot reads the primary: replicas serve only what it has seen (its fence)
@@ -48,8 +49,8 @@ export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { r
     sql,
     read,
     redis,
-    keys: new KeyStore(sql, redis, opts.now, opts.namespace),
-    limiter: new RateLimiter(sql, redis, log, opts.now, opts.namespace),
+    keys: new KeyStore(sql, redis, opts.now, scope),
+    limiter: new RateLimiter(sql, redis, log, opts.now, scope.prefix),
     snapshot,
     metrics: new RequestMetrics(sql, log),
     streams: new EventStreams(snapshot, log),

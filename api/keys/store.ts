@@ -1,6 +1,7 @@
 // API keys: `afr_live_` + 32 base62 characters. Only the SHA-256 of a key is stored or cached;
 // the key itself exists once, in the response (or command output) that issues it.
-// Lookups are cached for 60 s (in Redis when configured, so every API process shares it); a revoke
+// Lookups are cached for 60 s (in Redis when configured, so every API process shares it, each entry
+// sealed for this deployment: RedisScope in api/redis.ts); a revoke
 // clears the shared cache at once and is announced on a Redis channel, so every other process drops
 // the key from its memory at once too (should Redis miss the announcement, within the 60 s).
 // Keys belong to customers (sql/migrations/*_customers.sql): a customer's keys share its tier and
@@ -10,7 +11,7 @@ import type { Redis } from 'ioredis';
 import type postgres from 'postgres';
 import type { Sql } from '../../lib/db/connect.js';
 import type { Customer } from '../request.js';
-import { subscriberOf } from '../redis.js';
+import { subscriberOf, type RedisScope } from '../redis.js';
 import type { Tier } from '../../lib/tiers.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -98,11 +99,13 @@ export class KeyStore {
     private readonly sql: Sql,
     private readonly redis: Redis | null = null,
     private readonly now: () => number = Date.now,
-    private readonly namespace = 'afrates',
+    /** This deployment's part of Redis (needed with `redis`): a cached entry of another is never trusted. */
+    readonly scope: RedisScope | null = null,
   ) {
+    if (redis && !scope) throw new Error('a key cache in Redis needs the deployment\'s scope');
     this.revocations = redis ? subscriberOf(redis) : null;
     if (this.revocations) {
-      const channel = `${namespace}:revoked`;
+      const channel = `${scope!.prefix}:revoked`;
       this.revocations.on('error', () => undefined); // the shared connection reports Redis trouble
       this.revocations.on('ready', () => void this.revocations!.subscribe(channel).catch(() => undefined));
       this.revocations.on('message', (from: string, keyHash: string) => {
@@ -179,8 +182,10 @@ export class KeyStore {
    */
   private async forget(keyHash: string): Promise<void> {
     this.heardRevoked(keyHash);
-    await this.redis?.set(`${this.namespace}:key:${keyHash}`, 'null', 'PX', CACHE_TTL_MS).catch(() => undefined);
-    await this.redis?.publish(`${this.namespace}:revoked`, keyHash).catch(() => undefined);
+    if (!this.redis || !this.scope) return;
+    const redisKey = `${this.scope.prefix}:key:${keyHash}`;
+    await this.redis.set(redisKey, this.scope.seal(redisKey, 'null'), 'PX', CACHE_TTL_MS).catch(() => undefined);
+    await this.redis.publish(`${this.scope.prefix}:revoked`, keyHash).catch(() => undefined);
   }
 
   private heardRevoked(keyHash: string): void {
@@ -309,10 +314,11 @@ export class KeyStore {
 
   private async lookUp(hash: string, now: number): Promise<Customer | null> {
     let customer: Customer | null | undefined;
-    const redisKey = `${this.namespace}:key:${hash}`;
-    if (this.redis) {
-      // Redis down: the database answers instead
-      const shared = await this.redis.get(redisKey).catch(() => null);
+    const redisKey = `${this.scope?.prefix}:key:${hash}`;
+    if (this.redis && this.scope) {
+      // Redis down: the database answers instead; so does an entry this deployment did not seal
+      const stored = await this.redis.get(redisKey).catch(() => null);
+      const shared = stored === null ? null : this.scope.open(redisKey, stored);
       if (shared !== null) customer = JSON.parse(shared) as Customer | null;
     }
     if (customer === undefined) {
@@ -321,7 +327,7 @@ export class KeyStore {
         FROM api_keys k JOIN customers c ON c.id = k.customer_id
         WHERE k.key_hash = ${hash} AND k.revoked_at IS NULL`;
       customer = row ? { id: `key:${row.customer_id}`, tier: row.tier, name: row.name, keyId: Number(row.key_id), customerId: Number(row.customer_id) } : null;
-      await this.redis?.set(redisKey, JSON.stringify(customer), 'PX', CACHE_TTL_MS, 'NX').catch(() => undefined);
+      if (this.scope) await this.redis?.set(redisKey, this.scope.seal(redisKey, JSON.stringify(customer)), 'PX', CACHE_TTL_MS, 'NX').catch(() => undefined);
     }
     // revoked while this was read: refused, and not cached
     if (customer && (this.revokedRecently.get(hash) ?? 0) > this.now()) return null;

@@ -82,7 +82,7 @@ export class RateLimiter {
     redis: Redis | null,
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
-    /** Prefix of every Redis key, so several deployments (or test runs) can share one Redis. */
+    /** Prefix of every Redis key: the deployment's (RedisScope), so several can share one Redis. */
     private readonly namespace = 'afrates',
   ) {
     this.local = new MemoryCounters(now);

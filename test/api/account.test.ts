@@ -157,7 +157,7 @@ describe('keys of an account', () => {
     expect((await t.get('/v1/pairs', target.api_key)).status).toBe(401);
     expect((await t.get('/v1/pairs', won[0]!.body.api_key)).status).toBe(200);
     // another API process sharing the Redis key cache refuses the old key too
-    const elsewhere = new KeyStore(t.db.sql, t.redis, Date.now, t.namespace);
+    const elsewhere = new KeyStore(t.db.sql, t.redis, Date.now, t.api.deps.keys.scope);
     expect(await elsewhere.authenticate(target.api_key)).toBeNull();
     expect(await elsewhere.authenticate(won[0]!.body.api_key)).toMatchObject({ tier: 'professional' });
   });

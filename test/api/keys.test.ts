@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../lib/db/connect.js';
 import { generateKey, hashKey, KEY_PATTERN, KeyStore } from '../../api/keys/store.js';
+import { deploymentScope } from '../../api/redis.js';
 import { openTestDatabase } from '../support/db.js';
 import { until } from '../support/wait.js';
 
@@ -46,10 +47,11 @@ describe('keys', () => {
 
   it('with Redis, a revoke is refused at once by every process: the shared cache cleared, the others told', async () => {
     const redis = new Redis('redis://127.0.0.1:6379');
-    const ns = `keys-${process.pid}-${Date.now()}`;
-    const a = new KeyStore(db.sql, redis, now, ns);
+    const scope = await deploymentScope(db.sql, `keys-${process.pid}-${Date.now()}`);
+    const ns = scope.prefix;
+    const a = new KeyStore(db.sql, redis, now, scope);
     const otherRedis = new Redis('redis://127.0.0.1:6379');
-    const elsewhere = new KeyStore(db.sql, otherRedis, now, ns); // another process
+    const elsewhere = new KeyStore(db.sql, otherRedis, now, scope); // another process
     try {
       const { apiKey, record } = await a.issue({ tier: 'builder' });
       expect(await a.authenticate(apiKey)).not.toBeNull();
@@ -57,8 +59,8 @@ describe('keys', () => {
       expect(await redis.exists(`${ns}:key:${hashKey(apiKey)}`)).toBe(1);
       await until('both listening', async () => (await redis.pubsub('NUMSUB', `${ns}:revoked`))[1] === 2, 2_000);
       await a.revoke(record.id);
-      expect(await redis.get(`${ns}:key:${hashKey(apiKey)}`)).toBe('null'); // marked revoked
-      const fresh = new KeyStore(db.sql, redis, now, ns); // a third, cold cache
+      expect(scope.open(`${ns}:key:${hashKey(apiKey)}`, (await redis.get(`${ns}:key:${hashKey(apiKey)}`))!)).toBe('null'); // marked revoked
+      const fresh = new KeyStore(db.sql, redis, now, scope); // a third, cold cache
       expect(await fresh.authenticate(apiKey)).toBeNull();
       await fresh.close();
       // the clock stands still: only the announcement can have dropped it from the other's memory
@@ -77,7 +79,8 @@ describe('keys', () => {
     // in Redis and in that process's memory: every process took the revoked key for 60 s more.
     const redis = new Redis('redis://127.0.0.1:6379');
     const otherRedis = new Redis('redis://127.0.0.1:6379');
-    const ns = `keys-race-${process.pid}-${Date.now()}`;
+    const scope = await deploymentScope(db.sql, `keys-race-${process.pid}-${Date.now()}`);
+    const ns = scope.prefix;
     let gate: Promise<void> | null = null;
     let release = () => {};
     let answered = () => {};
@@ -89,8 +92,8 @@ describe('keys', () => {
         return query;
       },
     });
-    const a = new KeyStore(db.sql, redis, now, ns);
-    const b = new KeyStore(slow, otherRedis, now, ns); // another process
+    const a = new KeyStore(db.sql, redis, now, scope);
+    const b = new KeyStore(slow, otherRedis, now, scope); // another process
     try {
       await until('both listening', async () => (await redis.pubsub('NUMSUB', `${ns}:revoked`))[1] === 2, 2_000);
       const { apiKey, record } = await a.issue({ tier: 'builder' });
@@ -104,7 +107,7 @@ describe('keys', () => {
       await new Promise((r) => setTimeout(r, 200));
       release();
       await inFlight;
-      const fresh = new KeyStore(db.sql, redis, now, ns); // a third process, a cold cache: reads Redis
+      const fresh = new KeyStore(db.sql, redis, now, scope); // a third process, a cold cache: reads Redis
       expect(await fresh.authenticate(apiKey)).toBeNull();
       await fresh.close();
       expect(await b.authenticate(apiKey)).toBeNull(); // and not in the late process's memory

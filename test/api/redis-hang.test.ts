@@ -169,7 +169,7 @@ describe('a Redis that hangs', () => {
     const elsewhereRedis = connectRedis(`redis://127.0.0.1:${link.port}?connectionName=elsewhere`, testLog);
     // its subscribed connection pings on a timer (every 5 s) to notice a hang: faked, moved below
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
-    const elsewhere = new KeyStore(t.db.sql, elsewhereRedis, Date.now, t.namespace);
+    const elsewhere = new KeyStore(t.db.sql, elsewhereRedis, Date.now, t.api.deps.keys.scope);
     const probe = new Redis(`redis://127.0.0.1:${PORT}`); // straight to the server, past the link
     // the ids of the other's subscribed connections, as the server sees them
     const subscribedElsewhere = async () =>

@@ -33,6 +33,7 @@ export interface TestApi {
   readonly trades: TradeRow[];
   readonly start: Date;
   readonly redis: Redis | null;
+  /** The prefix of this API's Redis keys (its deployment's: the label given and its database's digest). */
   readonly namespace: string;
   /** The API's metrics, recorded as the service records them with METRICS_PORT set. */
   readonly metrics: ServiceMetrics;
@@ -160,7 +161,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
   const redis = opts.withRedis || opts.redisUrl ? connectRedis(opts.redisUrl ?? 'redis://127.0.0.1:6379', testLog) : null;
   // metrics on, as in a service with METRICS_PORT set: every test and the api bench pay for them
   const metrics = new ServiceMetrics();
-  const deps = await buildDeps(config, opts.log ?? testLog, db.sql, { redis, namespace, now: opts.now, webhookLookup: opts.webhookLookup, read: opts.read, observer: metrics.requestObserver });
+  const deps = await buildDeps(config, opts.log ?? testLog, db.sql, { redis, namespace, now: opts.now, webhookLookup: opts.webhookLookup, read: opts.read, observer: metrics.requestObserver, databaseAnswers: db.answers });
   metrics.watchApi({ streams: () => deps.streams.size, redis });
   await deps.snapshot.refresh();
   if (!opts.db) {
@@ -185,7 +186,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
     trades,
     start,
     redis,
-    namespace,
+    namespace: deps.keys.scope!.prefix,
     metrics,
     key: async (tier) => (await deps.keys.issue({ tier, customerName: `${tier} customer` })).apiKey,
     async get(p, key, headers = {}) {
