@@ -1,11 +1,10 @@
 // The API is this middleware list, in this order.
-import bodyParser from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { AppDeps, AppState } from './context.js';
 import { admit } from './middleware/auth.js';
 import { envelope } from './middleware/envelope.js';
-import { bodyError } from './middleware/errors.js';
+import { readBody } from './middleware/body.js';
 import { observeRequests } from './middleware/metrics.js';
 import { mountOpenApi } from './routes/openapi.js';
 import { memoisedRouting } from './routing.js';
@@ -13,36 +12,8 @@ import { operations, routeModules } from './routes/index.js';
 import { serveWeb, webRoute } from './web.js';
 
 
-const HAS_BODY = ['POST', 'PUT', 'PATCH', 'DELETE'];
 /** A connection's errors once the answer has begun that mean the client went away (a download cancelled): no fault of ours. */
 const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
-
-/** Whether a request carries a body: a length over zero, or chunks. */
-function sendsBody(req: Koa.Request['req']): boolean {
-  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-}
-
-/**
- * The JSON body parser, with every failure of its own (not JSON, too large, a Content-Encoding
- * that does not decode, a body cut short) a 400 validation_error: nothing a client sends as a
- * body is a server error. A body of another type is refused too: left unread, its fields (a new
- * key's label) would be dropped without a word.
- */
-function readBody(parse: Koa.Middleware): Koa.Middleware<AppState> {
-  // not async: a request without a body passes straight on, without a promise of its own
-  return function readBody(ctx, next) {
-    if (!HAS_BODY.includes(ctx.method)) return next();
-    return Promise.resolve(parse(ctx as unknown as Koa.ParameterizedContext, async () => {})).then(
-      () => {
-        if (sendsBody(ctx.req) && (ctx.request as { rawBody?: string }).rawBody === undefined) throw bodyError({ status: 415 });
-        return next();
-      },
-      (err: unknown) => {
-        throw bodyError(err);
-      },
-    );
-  };
-}
 
 export function createApp(deps: AppDeps): Koa<AppState> {
   const router = new Router<AppState>();
@@ -61,7 +32,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(envelope({ metrics: deps.metrics, log: deps.log, deadlineMs: deps.config.apiDeadlineMs, simulated, observe }));
   app.use(serveWeb()); // the web pages and their assets (web/dist): before keys and limits, which are the API's
   app.use(admit({ keys: deps.keys, gatewaySecret: deps.config.gatewaySecret, limiter: deps.limiter, routing }));
-  app.use(readBody(bodyParser({ enableTypes: ['json'], jsonLimit: '16kb', encoding: 'utf-8', parsedMethods: HAS_BODY })));
+  app.use(readBody()); // JSON bodies, bounded in size and depth (api/middleware/body.ts)
   app.use(routing.routes);
   app.use(router.allowedMethods()); // 405 (or 501) with Allow: the envelope puts it in the error shape
 

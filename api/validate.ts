@@ -6,8 +6,13 @@ import addFormatsPlugin from 'ajv-formats';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { validationError } from './errors.js';
 
-const ajv = new Ajv({ allErrors: false, coerceTypes: true, useDefaults: true, strict: true, verbose: true });
-(addFormatsPlugin as unknown as (a: Ajv) => void)(ajv);
+// A query arrives as text, so its values are converted to the schema's types (numbers written
+// plainly first: plainNumber); a body is JSON with types of its own, so a value of the wrong type
+// (a label of 12345, a threshold of "5") is refused, never converted.
+const OPTIONS = { allErrors: false, useDefaults: true, strict: true, verbose: true } as const;
+const queryAjv = new Ajv({ ...OPTIONS, coerceTypes: true });
+const jsonAjv = new Ajv({ ...OPTIONS, coerceTypes: false });
+for (const a of [queryAjv, jsonAjv]) (addFormatsPlugin as unknown as (a: Ajv) => void)(a);
 
 export type ObjectSchema = JSONSchema & { readonly type: 'object'; readonly properties: Record<string, JSONSchema> };
 
@@ -30,8 +35,10 @@ function describe(e: ErrorObject, where: string): string {
       return `${where} parameter '${name}' must be one of: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
     case 'format':
       return `${where} parameter '${name}' must be a valid ${e.params.format === 'date' ? 'date, YYYY-MM-DD' : (e.params as { format: string }).format}`;
-    case 'type':
-      return `${where} parameter '${name}' must be ${e.params.type === 'boolean' ? 'true or false' : `a ${(e.params as { type: string }).type}`}`;
+    case 'type': {
+      const types = String((e.params as { type: string | string[] }).type).split(',');
+      return `${where} parameter '${name}' must be ${types.map((t) => (t === 'boolean' ? 'true or false' : `${/^[aeiou]/.test(t) ? 'an' : 'a'} ${t}`)).join(' or ')}`;
+    }
     case 'pattern':
     case 'maxLength': {
       if ((e.parentSchema as { format?: string } | undefined)?.format === 'date') return `${where} parameter '${name}' must be a date, YYYY-MM-DD, with a year from 2000 to 2099`;
@@ -43,12 +50,16 @@ function describe(e: ErrorObject, where: string): string {
   }
 }
 
-const cache = new WeakMap<object, ValidateFunction>();
+const compiledFor = new Map<Ajv, WeakMap<object, ValidateFunction>>([
+  [queryAjv, new WeakMap()],
+  [jsonAjv, new WeakMap()],
+]);
 
-function compiled(schema: ObjectSchema): ValidateFunction {
+function compiled(schema: ObjectSchema, by: Ajv): ValidateFunction {
+  const cache = compiledFor.get(by)!;
   let fn = cache.get(schema);
   if (!fn) {
-    fn = ajv.compile(schema as object);
+    fn = by.compile(schema as object);
     cache.set(schema, fn);
   }
   return fn;
@@ -82,7 +93,7 @@ function readQuery(schema: ObjectSchema, query: Record<string, unknown>): unknow
     plainNumber(schema, k, v);
     copy[k] = v;
   }
-  return check(schema, copy, 'query');
+  return check(schema, copy, 'query', queryAjv);
 }
 
 // Numbers in a query are written plainly: ajv's coercion would read '1e309' as Infinity, '0x10' as
@@ -100,23 +111,23 @@ function plainNumber(schema: ObjectSchema, name: string, value: unknown): void {
 
 export function parseBody<S extends ObjectSchema>(schema: S, body: unknown): FromSchema<S> {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw validationError('the request body must be a JSON object');
-  return check(schema, structuredClone(body) as Record<string, unknown>, 'body') as FromSchema<S>;
+  return check(schema, structuredClone(body) as Record<string, unknown>, 'body', jsonAjv) as FromSchema<S>;
 }
 
 /** Path parameters are strings; the schema bounds and shapes them. */
 export function parseParams(schema: ObjectSchema, params: Record<string, string>): Record<string, string> {
-  return check(schema, { ...params }, 'path') as Record<string, string>;
+  return check(schema, { ...params }, 'path', jsonAjv) as Record<string, string>;
 }
 
-function check(schema: ObjectSchema, data: Record<string, unknown>, where: string): unknown {
-  const validate = compiled(schema);
+function check(schema: ObjectSchema, data: Record<string, unknown>, where: string, by: Ajv): unknown {
+  const validate = compiled(schema, by);
   if (!validate(data)) throw validationError(describe(validate.errors![0]!, where));
   return data;
 }
 
 export const EMAIL = { type: 'string', format: 'email', maxLength: 254 } as const;
 /** The API's own rule for an email address (POST /v1/auth/free-key), for the key commands too. */
-export const isEmail = (value: string): boolean => ajv.validate(EMAIL, value) as boolean;
+export const isEmail = (value: string): boolean => jsonAjv.validate(EMAIL, value) as boolean;
 
 /**
  * A customer's name, in any script: no control characters (PostgreSQL refuses NUL),
@@ -129,4 +140,4 @@ export const CUSTOMER_NAME = {
   pattern: '^[^\\p{Cc}\\s]([^\\p{Cc}]*[^\\p{Cc}\\s])?$',
   description: 'name without control characters or blank edges, e.g. Ọlá Foods',
 } as const;
-export const isCustomerName = (value: string): boolean => ajv.validate(CUSTOMER_NAME, value) as boolean;
+export const isCustomerName = (value: string): boolean => jsonAjv.validate(CUSTOMER_NAME, value) as boolean;

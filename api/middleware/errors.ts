@@ -21,13 +21,3 @@ export function renderError(ctx: Koa.Context, err: unknown): void {
   if (apiError.status >= 500 && apiError.code !== 'service_unavailable') ctx.app.emit('error', err, ctx);
   else if (apiError.code === 'service_unavailable') ctx.app.emit('unavailable', err, ctx);
 }
-
-/** What the body parser threw, as the client's error: a status it chose, or 400 for anything else. */
-export function bodyError(err: unknown): ApiError {
-  const e = err as { status?: number } | null;
-  if (e?.status === 413) return new ApiError(400, 'validation_error', 'the request body is too large (at most 16 KB)');
-  if (e?.status === 415) return new ApiError(400, 'validation_error', 'the request body must be JSON (Content-Type: application/json), in identity, gzip or deflate encoding');
-  // valid JSON, but not an object: `null`, a number, a string (the parser takes objects and arrays only)
-  if (err instanceof SyntaxError && /only supports object and array/.test(err.message)) return new ApiError(400, 'validation_error', 'the request body must be a JSON object');
-  return new ApiError(400, 'validation_error', 'the request body could not be read: it must be JSON, complete, and encoded as its Content-Encoding says');
-}
