@@ -47,6 +47,17 @@ export interface AppDeps {
   /** Seals webhook endpoints' signing secrets (WEBHOOK_SECRET_KEY, or the key kept in var/keys/). */
   readonly webhookSecrets: SecretBox;
   readonly startedAt: Date;
+  /**
+   * Set while the service publishes what it already holds before serving it (make demo's history):
+   * health answers 503 `starting` until then. Cleared once, never set again.
+   */
+  readonly startup: { starting: boolean };
+  /**
+   * Whether the database is there apart from the pool's connections (lib/db/connect.ts): health
+   * calls a database that does not answer its reading in time but is there `busy`. Without it
+   * such a database reads as `error`.
+   */
+  readonly databaseAnswers?: (timeoutMs: number) => Promise<boolean>;
   /** The public pairs, by identifier (loaded from the pairs table at start). */
   readonly pairs: ReadonlyMap<string, PairInfo>;
   /** How webhook URLs' hosts are resolved when registered (default: the system's resolver; tests inject one). */

@@ -303,7 +303,10 @@ export const HEALTH_RESPONSE = {
   type: 'object',
   required: ['status', 'timestamp', 'version', 'uptime_seconds', 'services', 'data_freshness', 'metrics'],
   properties: {
-    status: { enum: ['ok', 'degraded'] },
+    status: {
+      enum: ['ok', 'degraded', 'starting'],
+      description: 'starting (beyond the contract): the service is publishing what it already holds (make demo\'s history) and answers 503 until it serves all of it',
+    },
     mode: { enum: ['real', 'simulated'] },
     timestamp: TIMESTAMP,
     version: STR,
@@ -312,7 +315,7 @@ export const HEALTH_RESPONSE = {
       type: 'object',
       required: ['database', 'redis', 'data_collector', 'fx_updates'],
       properties: {
-        database: { enum: ['ok', 'error'] },
+        database: { enum: ['ok', 'busy', 'error'], description: 'busy (beyond the contract): the database is there but did not answer the health reading within 2 s (a long refresh holds it); error: it failed or is not there' },
         redis: { enum: ['ok', 'error', 'disabled'] },
         data_collector: { enum: ['ok', 'error'] },
         fx_updates: { enum: ['ok', 'error'] },

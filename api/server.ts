@@ -34,7 +34,7 @@ const SHUTDOWN_GRACE_MS = 5_000;
  * without it every read runs on `sql`. The live snapshot is built here, with the replicas as its
  * fence.
  */
-export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { read?: ReadRouter; signer?: CertificateSigner; webhookSecrets?: SecretBox; redis?: Redis | null; namespace?: string; now?: () => number; webhookLookup?: Lookup; observer?: RequestObserver } = {}): Promise<AppDeps> {
+export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { read?: ReadRouter; signer?: CertificateSigner; webhookSecrets?: SecretBox; redis?: Redis | null; namespace?: string; now?: () => number; webhookLookup?: Lookup; observer?: RequestObserver; starting?: boolean; databaseAnswers?: (timeoutMs: number) => Promise<boolean> } = {}): Promise<AppDeps> {
   const redis = opts.redis !== undefined ? opts.redis : config.redisUrl ? connectRedis(config.redisUrl, log) : null;
   const scope = await deploymentScope(sql, opts.namespace); // this deployment's part of Redis
   const pairs = await sql<PairInfo[]>`SELECT pair, base, quote FROM public_pairs ORDER BY pair`;
@@ -59,6 +59,8 @@ export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { r
     webhookSecrets: opts.webhookSecrets ?? createSecretBox({ keyHex: config.webhookSecretKey, keyDir: path.join(config.varDir, 'keys') }),
     liveJson: new LiveJsonCache(snapshot, signer),
     startedAt: new Date(),
+    startup: { starting: opts.starting ?? false },
+    databaseAnswers: opts.databaseAnswers,
     pairs: new Map(pairs.map((p) => [p.pair, p])),
     webhookLookup: opts.webhookLookup,
   };

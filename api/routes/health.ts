@@ -2,7 +2,11 @@
 // collector and FX cycles recent, data ages, uptime and the last 24 hours of requests, and each
 // read replica's state when there are any (from memory: lib/db/replicas.ts probes them). Since anyone
 // may call it as often as they like, what it reads from the database and Redis is read at most
-// once a second, by one call at a time (every other call gets that reading).
+// once a second, by one call at a time (every other call gets that reading). A database that is
+// there but does not answer the reading in time (busy with a long refresh; on the embedded database
+// its one connection is that work's) is `busy`, not `error`: only one that fails or is not there
+// is. While the service publishes what it holds before serving it (make demo's history), health
+// answers 503 with status `starting`, as a readiness probe expects.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { timestamp } from '../../lib/format.js';
 import { within } from '../../lib/within.js';
@@ -17,25 +21,38 @@ export const operations: Operation[] = [
 /** How long a health reading is answered again before the database and Redis are asked anew. */
 export const READING_MS = 1_000;
 
+/** How long the database gets to answer the reading, and then to show it is there at all. */
+const READ_WITHIN_MS = 2_000;
+const ANSWERS_WITHIN_MS = 1_000;
+
 interface Reading {
   readonly state: CollectorState | undefined;
+  readonly database: 'ok' | 'busy' | 'error';
   readonly redis: 'ok' | 'error' | 'disabled';
   readonly at: number;
 }
 
-async function read(deps: AppDeps): Promise<Reading> {
+async function read(deps: AppDeps, previous: Reading | null): Promise<Reading> {
   let state: CollectorState | undefined;
+  let database: Reading['database'] = 'ok';
+  let answered = false;
+  const reading = collectorState(deps.sql).finally(() => (answered = true));
   try {
-    state = await within(2_000, collectorState(deps.sql));
+    state = await within(READ_WITHIN_MS, reading);
   } catch {
-    state = undefined; // database unreachable: reported, not thrown
+    // failed, or still waiting: busy if the database is there (its answer to other work is merely
+    // slow), else an error; a busy database's collector is as last read (its cycles are recorded
+    // in it, so nothing newer is known)
+    const there = !answered && deps.databaseAnswers ? await deps.databaseAnswers(ANSWERS_WITHIN_MS).catch(() => false) : false;
+    database = there ? 'busy' : 'error';
+    state = there ? previous?.state : undefined;
   }
   // the service's request figures: this process's counts written, the table's sums read (its last
   // reading stands when the database is unreachable)
   await within(2_000, deps.metrics.read()).catch(() => undefined);
   let redis: Reading['redis'] = 'disabled';
   if (deps.redis) redis = await within(1_000, deps.redis.ping()).then(() => 'ok' as const, () => 'error' as const);
-  return { state, redis, at: Date.now() };
+  return { state, database, redis, at: Date.now() };
 }
 
 export function mount(router: AppRouter, deps: AppDeps): void {
@@ -43,22 +60,26 @@ export function mount(router: AppRouter, deps: AppDeps): void {
   let pending: Promise<Reading> | null = null;
   const current = (now: number): Reading | Promise<Reading> => {
     if (last && now - last.at <= READING_MS) return last;
-    pending ??= read(deps)
+    pending ??= read(deps, last)
       .then((r) => (last = r))
       .finally(() => (pending = null));
     return pending;
   };
   router.get('/v1/health', async (ctx: AppContext) => {
     const now = Date.now();
-    const { state, redis } = await current(now);
+    const { state, database, redis } = await current(now);
 
     const age = (d: Date | null | undefined) => (d ? Math.max(0, Math.floor((now - d.getTime()) / 1000)) : null);
     const collectorOk = state?.trades_at != null && now - state.trades_at.getTime() <= 3 * deps.config.cycleSeconds * 1000 + 60_000;
     const fxOk = state?.fx_at != null && now - state.fx_at.getTime() <= 2 * deps.config.fxCycleSeconds * 1000 + 60_000;
-    const database = state ? 'ok' : 'error';
     const mode = state?.market ?? deps.config.market;
+    const starting = deps.startup.starting;
+    if (starting) {
+      ctx.status = 503;
+      ctx.set('Retry-After', '5');
+    }
     ctx.body = {
-      status: database === 'ok' && collectorOk && redis !== 'error' ? 'ok' : 'degraded',
+      status: starting ? 'starting' : database === 'ok' && collectorOk && redis !== 'error' ? 'ok' : 'degraded',
       mode,
       timestamp: timestamp(now),
       version: mode === 'simulated' ? `${deps.config.version}+simulated` : deps.config.version,

@@ -1,8 +1,10 @@
 // Owns the choice of database: DATABASE_URL when set, otherwise the embedded TimescaleDB under
 // var/db. Nothing else in the code base needs to know which of the two it talks to; what differs
 // shows only in `kind` and the pool's size (the embedded one admits a single connection).
+import postgres from 'postgres';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
+import { within } from '../within.js';
 import { startEmbedded, type EmbeddedDatabase } from './embedded/index.js';
 import { migrate } from './migrate.js';
 import { createPool, type Sql } from './pool.js';
@@ -15,6 +17,13 @@ export interface Database {
   readonly url: string;
   /** The embedded database's handle (stats, and the crash hooks tests use); null on a server. */
   readonly embedded: EmbeddedDatabase | null;
+  /**
+   * Whether the database is there at all, apart from the pool, whose connections may all be busy
+   * with long work (health tells a busy database from a failed one by it): the embedded database's
+   * worker still runs (its one connection is the pool's), or a server answers `SELECT 1` within
+   * timeoutMs on a connection of its own.
+   */
+  answers(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -53,14 +62,30 @@ export async function openDatabase(config: Config, log: Logger, opts: OpenOption
     throw err;
   }
   const sql = createPool(url, kind === 'embedded' ? 1 : 10, config.statementTimeoutMs, log);
+  const serverUrl = url;
   return {
     sql,
     kind,
     url,
     embedded,
+    answers: (timeoutMs) => (embedded ? Promise.resolve(embedded.alive) : serverAnswers(serverUrl, timeoutMs)),
     async close() {
       await sql.end({ timeout: 5 });
       await stopEmbedded();
     },
   };
+}
+
+/** Whether the server at url answers `SELECT 1` within timeoutMs on a connection of its own. */
+async function serverAnswers(url: string, timeoutMs: number): Promise<boolean> {
+  // no type fetch: its failure would be unhandled (lib/db/pool.ts), and SELECT 1 needs none
+  const probe = postgres(url, { max: 1, fetch_types: false, connect_timeout: Math.max(1, Math.ceil(timeoutMs / 1000)), onnotice: () => {} });
+  try {
+    await within(timeoutMs, probe`SELECT 1`);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    void probe.end({ timeout: 0 }).catch(() => {});
+  }
 }

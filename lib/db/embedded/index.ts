@@ -47,6 +47,8 @@ export interface EmbeddedOptions {
 
 export interface EmbeddedDatabase {
   readonly url: string;
+  /** Whether its worker thread still runs (once it ends, through stop() or a failure, never again). */
+  readonly alive: boolean;
   /** Memory and counters of the worker, for benchmarks and tests. */
   stats(): Promise<EmbeddedStats>;
   /** Tests: makes PGlite fail with a WASM abort, as too many errors in one call do, to prove it is reported. */
@@ -149,6 +151,9 @@ export async function startEmbedded(dataDir: string | undefined, opts: EmbeddedO
     });
     return {
       url: `postgres://postgres@${conn}/postgres`,
+      get alive() {
+        return !exited;
+      },
       stats() {
         if (exited) return Promise.reject(new Error('the embedded database has stopped'));
         const id = nextId++;
