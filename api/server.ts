@@ -16,6 +16,7 @@ import { KeyStore } from './keys/store.js';
 import { RateLimiter } from './limits/limiter.js';
 import { LiveSnapshot } from './live/snapshot.js';
 import { LiveJsonCache } from './live/cache.js';
+import { ANSWER_HEADERS } from './middleware/headers.js';
 import { RequestMetrics, type RequestObserver } from './middleware/metrics.js';
 import { connectRedis, deploymentScope } from './redis.js';
 import { EventStreams } from './sse.js';
@@ -67,9 +68,9 @@ export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { r
 }
 
 /**
- * The answer to a request Node's HTTP parser refuses before the app sees it (a bad URL or header,
- * headers too large, a bad Content-Length, an unknown method, a client too slow to send it): the
- * contract's error shape, then the connection is closed.
+ * The answer to a request Node's HTTP parser refuses (a bad URL or header, headers too large, a
+ * bad Content-Length, an unknown method, broken framing of a body, a client too slow to send it):
+ * the contract's error shape, at once, then the connection is closed.
  */
 function answerClientError(err: NodeJS.ErrnoException, socket: import('node:stream').Duplex): void {
   const [status, reason, message] =
@@ -77,21 +78,34 @@ function answerClientError(err: NodeJS.ErrnoException, socket: import('node:stre
       ? [431, 'Request Header Fields Too Large', 'The request headers are too large.']
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'Request Timeout', 'The request was not received in time.']
-        : [400, 'Bad Request', 'The request is not valid HTTP (its line, headers, length or body).'];
+        : err.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW'
+          ? [400, 'Bad Request', 'The request body is not valid HTTP: a chunk extension is too long.']
+          : err.code === 'HPE_INVALID_EOF_STATE'
+            ? [400, 'Bad Request', 'The request ended before all of it was sent.']
+            : [400, 'Bad Request', 'The request is not valid HTTP (its line, headers, length, transfer coding or body framing).'];
   const body = JSON.stringify({ error: status === 408 ? 'request_timeout' : 'validation_error', message, status });
+  const headers = { ...ANSWER_HEADERS, 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' };
   const response = (socket as { _httpMessage?: http.ServerResponse })._httpMessage;
+  if (response && !response.req.complete) {
+    // The failure is in the body of the request the app holds (a bad chunk size or extension, a
+    // bare LF, a transfer coding that is not chunked, a body cut short): that body will never come,
+    // so the request is answered now through its own response, not when the app's wait for it
+    // runs out. The connection then closes, which ends the app's read of the body.
+    if (!response.headersSent) response.writeHead(status, headers).end(body);
+    else if (!response.writableFinished) response.once('finish', () => socket.destroy()).once('close', () => socket.destroy());
+    else socket.destroy();
+    return;
+  }
   if (err.code === 'HPE_INVALID_EOF_STATE') {
-    // the client ended in the middle of a request: if the app has it and has not answered (its
-    // body will never come), answer through the app's response; otherwise it has its answer
-    if (response && !response.headersSent) {
-      response.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }).end(body);
-    } else socket.destroy();
+    // the client ended in the middle of a further request: the one in hand keeps its answer
+    if (response && !response.writableFinished) response.once('finish', () => socket.destroy());
+    else socket.destroy();
     return;
   }
   // a malformed request, perhaps behind one the app is still answering: that answer goes first
   const send = () =>
     socket.writable
-      ? socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+      ? socket.end(`HTTP/1.1 ${status} ${reason}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`)
       : socket.destroy();
   if (response && !response.writableFinished) response.once('finish', send).once('close', () => socket.destroy());
   else send();
@@ -108,6 +122,11 @@ export async function startApi(deps: AppDeps, host = deps.config.host, port = de
       connectionsCheckingInterval: 1_000,
       // longer than a load balancer's idle timeout (lib/config.ts): never close under a proxy's reuse
       keepAliveTimeout: deps.config.keepAliveSeconds * 1000,
+      // a request without Host is refused by the envelope, in the error shape (with two Hosts)
+      requireHostHeader: false,
+      // the strict parser whatever NODE_OPTIONS says (--insecure-http-parser): loose framing is
+      // how a request is smuggled past a proxy that reads it differently
+      insecureHTTPParser: false,
     },
     app.callback(),
   );

@@ -145,9 +145,7 @@ function serveFile(ctx: Koa.ParameterizedContext<AppState>, files: Map<string, W
     if (page && files.size === 0) throw notFound('The web front end is not built: run `make web` (make run and make demo build it).');
     throw notFound(`No such file: ${ctx.path.slice(0, 100)}`);
   }
-  ctx.type = file.type;
-  ctx.set('X-Content-Type-Options', 'nosniff');
-  ctx.set('Referrer-Policy', 'no-referrer');
+  ctx.type = file.type; // nosniff and no-referrer, as on every answer: api/middleware/headers.ts
   if (page) {
     ctx.set('Content-Security-Policy', csp(ctx.path.replace(/\/$/, '') || '/'));
     ctx.set('Cache-Control', 'no-cache');

@@ -1,5 +1,5 @@
-// What every answer gets, in the order it happens: an id, the simulated-data label, CORS headers,
-// the handler within its deadline, errors rendered in the contract's shape, JSON serialised once,
+// What every answer gets, in the order it happens: an id, the simulated-data label, the headers
+// every answer has (api/middleware/headers.ts), the Host checked, CORS headers, the handler within its deadline, errors rendered in the contract's shape, JSON serialised once,
 // gzip, then the request's metrics and access log line. One middleware rather than one for each:
 // every async middleware frame adds a promise, a closure and a turn of the microtask queue to each
 // request, a real share of an answer from memory (docs/decisions.md, "The API's middleware").
@@ -9,12 +9,26 @@ import type { AppState } from '../context.js';
 import { compressBody } from './compress.js';
 import { applyCors } from './cors.js';
 import { withinDeadline } from './deadline.js';
+import { ApiError } from '../errors.js';
 import { checkAnswered, renderError } from './errors.js';
+import { setAnswerHeaders, setErrorHeaders } from './headers.js';
 import { serializeJson } from './json.js';
 import { recordRequest, type ObserveRequest, type RequestMetrics } from './metrics.js';
 import { requestIds } from './requestId.js';
 
 const VARY = 'Accept-Encoding, Origin';
+
+/**
+ * RFC 9112 (3.2): an HTTP/1.1 request has exactly one Host header, and no request has two (they
+ * could name two different sites to us and to a proxy in front). Node's own check, for a missing
+ * one, answers outside the error shape: it is off (api/server.ts) and made here.
+ */
+function checkHost(req: Koa.Request['req']): void {
+  let hosts = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.length === 4 && req.rawHeaders[i]!.toLowerCase() === 'host') hosts++;
+  if (hosts > 1) throw new ApiError(400, 'validation_error', 'The request has more than one Host header.');
+  if (hosts === 0 && req.httpVersion === '1.1') throw new ApiError(400, 'validation_error', 'The request has no Host header (HTTP/1.1 requires one).');
+}
 
 export interface EnvelopeOptions {
   readonly metrics: RequestMetrics;
@@ -34,8 +48,10 @@ export function envelope(opts: EnvelopeOptions): Koa.Middleware<AppState> {
     ctx.set('X-Request-Id', ctx.state.requestId);
     if (opts.simulated()) ctx.set('X-Afrates-Data', 'simulated');
     ctx.set('Vary', VARY); // gzip by Accept-Encoding; CORS headers only with an Origin
+    setAnswerHeaders(ctx);
     try {
       try {
+        checkHost(ctx.req);
         if (!applyCors(ctx)) {
           await withinDeadline(next(), opts.deadlineMs, ctx.req);
           checkAnswered(ctx);
@@ -45,6 +61,7 @@ export function envelope(opts: EnvelopeOptions): Koa.Middleware<AppState> {
         await compressBody(ctx);
       } catch (err) {
         renderError(ctx, err);
+        setErrorHeaders(ctx);
         serializeJson(ctx); // {error, message, status}: small, never compressed
       }
     } finally {

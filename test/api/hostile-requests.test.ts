@@ -2,6 +2,7 @@
 // and body fields of the wrong JSON type on every route that reads a body, broken framing and Host
 // headers on a raw socket, keys with junk around them, unknown query parameters on every GET route,
 // and the headers every answer carries. The routes come from the route table, never a hand list.
+import net from 'node:net';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Operation } from '../../api/operation.js';
@@ -110,5 +111,113 @@ describe('body fields of the wrong JSON type', () => {
   it('keeps converting query parameters, which arrive as text', async () => {
     const res = await t.get('/v1/rates/live?pairs=BTCNGN&include_sources=true&min_confidence=0.5', t.keys.enterprise);
     expect(res.status).toBe(200);
+  });
+});
+
+/**
+ * Sends raw bytes on a connection left open (the client does not end its side, as a real client
+ * waiting for its answer would not) and resolves with what comes back once the server closes it;
+ * fails if it has not within 3 s (the server would otherwise hold it until its request timeout).
+ */
+function answerOf(bytes: string | Buffer): Promise<string> {
+  const { port } = new URL(t.api.url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), '127.0.0.1', () => socket.write(bytes));
+    let out = '';
+    socket.setTimeout(3_000, () => {
+      socket.destroy();
+      reject(new Error(`no answer within 3 s; had: ${JSON.stringify(out.slice(0, 200))}`));
+    });
+    socket.on('data', (d) => {
+      out += d.toString('latin1');
+      // an answer complete by its Content-Length is enough (a 200 would keep the connection open)
+      const head = out.indexOf('\r\n\r\n');
+      const length = Number(/\r\ncontent-length: (\d+)/i.exec(out.slice(0, head))?.[1] ?? NaN);
+      if (head >= 0 && out.length >= head + 4 + length) {
+        socket.destroy();
+        resolve(out);
+      }
+    });
+    socket.on('close', () => resolve(out));
+    socket.on('error', reject);
+  });
+}
+
+/** The status, headers and JSON body of a raw answer. */
+function parsed(answer: string): { status: number; headers: string; body: unknown } {
+  const head = answer.indexOf('\r\n\r\n');
+  const headers = answer.slice(0, head);
+  let body: unknown = answer.slice(head + 4);
+  try {
+    body = JSON.parse(body as string);
+  } catch {
+    /* not JSON: the assertion says so */
+  }
+  return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(headers)?.[1]), headers, body };
+}
+
+describe('broken framing and Host headers, on a raw socket', () => {
+  const POST = 'POST /v1/auth/free-key HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n';
+  const CASES: Array<[string, string]> = [
+    ['a chunk size that is not hex', `${POST}Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`],
+    ['a negative chunk size', `${POST}Transfer-Encoding: chunked\r\n\r\n-2\r\n{}\r\n0\r\n\r\n`],
+    ['a 20 KB chunk extension', `${POST}Transfer-Encoding: chunked\r\n\r\n2;${'e'.repeat(20_000)}\r\n{}\r\n0\r\n\r\n`],
+    ['bare LFs in a chunked body', `${POST}Transfer-Encoding: chunked\r\n\r\n2\n{}\n0\n\n`],
+    ['a bare LF after chunk data', `${POST}Transfer-Encoding: chunked\r\n\r\n2\r\n{}\n0\r\n\r\n`],
+    ['Transfer-Encoding: xchunked', `${POST}Transfer-Encoding: xchunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n`],
+    ['no Host header', 'GET /v1/health HTTP/1.1\r\n\r\n'],
+    ['two Host headers', 'GET /v1/health HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\n\r\n'],
+    ['two Host headers on a POST', `POST /v1/auth/free-key HTTP/1.1\r\nHost: a.example\r\nhost: b.example\r\nContent-Type: application/json\r\nContent-Length: 28\r\n\r\n{"email":"two-hosts@x.test"}`],
+  ];
+  it.each(CASES)('%s: 400 in the error shape at once (was held to the 15 s timeout, or answered bare, or served)', async (_, bytes) => {
+    const answer = parsed(await answerOf(bytes));
+    expect(answer.status, answer.headers).toBe(400);
+    expect(answer.body).toEqual({ error: 'validation_error', message: expect.any(String), status: 400 });
+    expect(answer.headers).toMatch(/\r\nX-Content-Type-Options: nosniff\r\n/i);
+  });
+
+  it('serves HTTP/1.0 without Host, and HTTP/1.1 with one', async () => {
+    expect(parsed(await answerOf('GET /v1/health HTTP/1.0\r\n\r\n')).status).toBe(200);
+    expect(parsed(await answerOf('GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n')).status).toBe(200);
+  });
+});
+
+describe('the headers every answer carries', () => {
+  const nosniff = (res: HttpResult, what: string) => expect(res.headers.get('x-content-type-options'), what).toBe('nosniff');
+
+  it('nosniff on JSON, errors, web pages, files and event streams; no-store but where a route says how its answer may be kept', async () => {
+    const e = t.keys.enterprise;
+    const answers: Array<[string, HttpResult, string | RegExp]> = [
+      ['JSON', await t.get('/v1/pairs', e), 'no-store'],
+      ['a 404', await t.get('/v1/nothing-here', e), 'no-store'],
+      ['a 401', await t.get('/v1/pairs', 'afr_live_wrong'), 'no-store'],
+      ['a 400', await t.get('/v1/rates/live?pairs=NOPE', e), 'no-store'],
+      ['the public board', await t.get('/v1/board', null, { 'X-Forwarded-For': address() }), /^public, max-age=\d+$/],
+      ['an event stream', await t.get('/v1/rates/stream?pairs=BTCNGN', e), /^no-cache/],
+      ['the home page', await t.get('/', null), /^(no-cache|no-store)$/], // no-store: a 404 without a build
+      ['the verifier download', await t.get('/verify/afrates-verify.mjs', null), /^public, max-age=\d+$/],
+    ];
+    for (const [what, res, cache] of answers) {
+      nosniff(res, what);
+      expect(res.headers.get('referrer-policy'), what).toBe('no-referrer');
+      if (typeof cache === 'string') expect(res.headers.get('cache-control'), what).toBe(cache);
+      else expect(res.headers.get('cache-control'), what).toMatch(cache);
+    }
+  });
+
+  it('no-store on every answer about an account or carrying a key (they were cacheable)', async () => {
+    const key = await t.key('free');
+    const account = await t.get('/v1/account', key);
+    const listed = await t.get('/v1/account/keys', key);
+    const created = await t.post('/v1/account/keys', { label: 'staging' }, { 'X-API-Key': key });
+    expect(created.status).toBe(201);
+    const rotated = await t.post(`/v1/account/keys/${created.body.key.id}/rotate`, {}, { 'X-API-Key': key });
+    expect(rotated.status).toBe(201);
+    const issued = await t.post('/v1/auth/free-key', { email: `headers${++sent}@example.test` }, { 'X-Forwarded-For': address() });
+    expect(issued.status).toBe(201);
+    for (const [what, res] of Object.entries({ account, listed, created, rotated, issued })) {
+      expect(res.headers.get('cache-control'), what).toBe('no-store');
+      nosniff(res, what);
+    }
   });
 });
