@@ -47,7 +47,9 @@ export function admit(opts: {
     const op = opts.routing.operationOf(ctx.path, ctx.method);
     const access = op ? accessOf(op) : ({ key: null, limit: 'anonymous' } as const);
     const apiKey = ctx.get('X-API-Key');
-    const customer = apiKey ? await opts.keys.authenticate(apiKey.trim()) : gatewayCustomer(ctx as unknown as Koa.Context, opts.gatewaySecret);
+    // compared as sent: Node's parser has already taken off the spaces and tabs around a header's
+    // value (RFC 9110), and nothing else around a key (a no-break space) is part of the value
+    const customer = apiKey ? await opts.keys.authenticate(apiKey) : gatewayCustomer(ctx as unknown as Koa.Context, opts.gatewaySecret);
     if (customer) ctx.state.customer = customer;
     if (access.key === null && access.limit === 'public') {
       ctx.set(await opts.limiter.consumePublic(ctx.ip));

@@ -11,11 +11,12 @@ import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { timestamp } from '../../lib/format.js';
 import { within } from '../../lib/within.js';
 import { type Operation } from '../operation.js';
+import { NO_QUERY, parseQuery } from '../validate.js';
 import { collectorState, type CollectorState } from '../queries/rates.js';
 import { HEALTH_RESPONSE, type HealthResponse } from '../schemas.js';
 
 export const operations: Operation[] = [
-  { method: 'get', path: '/v1/health', summary: 'Service health (no key needed, not rate limited)', tier: null, access: 'open', response: HEALTH_RESPONSE },
+  { method: 'get', path: '/v1/health', summary: 'Service health (no key needed, not rate limited)', tier: null, access: 'open', query: NO_QUERY, response: HEALTH_RESPONSE },
 ];
 
 /** How long a health reading is answered again before the database and Redis are asked anew. */
@@ -66,6 +67,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     return pending;
   };
   router.get('/v1/health', async (ctx: AppContext) => {
+    parseQuery(NO_QUERY, ctx);
     const now = Date.now();
     const { state, database, redis } = await current(now);
 

@@ -221,3 +221,35 @@ describe('the headers every answer carries', () => {
     }
   });
 });
+
+describe('API keys with something around them', () => {
+  const asked = (key: Buffer) =>
+    answerOf(Buffer.concat([Buffer.from('GET /v1/account HTTP/1.1\r\nHost: x\r\nX-API-Key: '), key, Buffer.from('\r\n\r\n')])).then(parsed);
+
+  it('are refused unless what surrounds them is the spaces and tabs HTTP takes off (a trailing no-break space was accepted)', async () => {
+    const key = t.keys.free;
+    for (const [what, suffix] of [
+      ['a no-break space (Latin-1)', Buffer.from([0xa0])],
+      ['a no-break space (UTF-8)', Buffer.from([0xc2, 0xa0])],
+      ['a vertical tab', Buffer.from([0x0b])],
+      ['a form feed', Buffer.from([0x0c])],
+    ] as const) {
+      const answer = await asked(Buffer.concat([Buffer.from(key), suffix]));
+      expect([400, 401], what).toContain(answer.status); // 400: Node's parser refuses control characters itself
+      expect(answer.body, what).toEqual({ error: expect.any(String), message: expect.any(String), status: answer.status });
+      const before = await asked(Buffer.concat([suffix, Buffer.from(key)]));
+      expect([400, 401], `${what} before`).toContain(before.status);
+    }
+    expect((await asked(Buffer.from(` \t${key}\t `))).status).toBe(200);
+  });
+});
+
+describe('unknown query parameters', () => {
+  it('are refused by name on every GET route (health took them)', async () => {
+    for (const op of operations.filter((o) => o.method === 'get')) {
+      const res = await request(t.api.url, 'GET', `${pathOf(op)}?unknown_param=1`, { headers: { 'X-API-Key': t.keys.enterprise, 'X-Forwarded-For': address() } });
+      expectShape(res, 400, `${op.path}?unknown_param=1`);
+      expect(res.body.message, op.path).toBe("unknown query parameter 'unknown_param'");
+    }
+  });
+});
