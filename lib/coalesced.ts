@@ -39,3 +39,33 @@ export class Coalesced<T> {
     return this.running;
   }
 }
+
+/**
+ * Asks for a coalesced job at most once every `spacingMs` (a burst of trades is one rebuild, not a
+ * hundred): an ask meanwhile is served by the next run, which starts as soon as the spacing allows.
+ */
+export class Paced {
+  private timer: NodeJS.Timeout | null = null;
+  private lastAt = 0;
+
+  constructor(
+    private readonly job: Coalesced<unknown>,
+    private readonly spacingMs: number,
+    private readonly onError: (err: unknown) => void,
+  ) {}
+
+  ask(): void {
+    if (this.timer) return;
+    const wait = Math.max(0, this.lastAt + this.spacingMs - Date.now());
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.lastAt = Date.now();
+      this.job.run().catch(this.onError);
+    }, wait);
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+}

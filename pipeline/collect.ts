@@ -4,6 +4,7 @@
 // repeated trades in a page are sorted and de-duplicated here and by the table's identity.
 import type { Exchange, Trade } from 'ccxt';
 import type { Sql } from '../lib/db/connect.js';
+import type { TradeNotices } from '../lib/db/notices.js';
 import { insertTrades, type TradeRow } from './store.js';
 import type { Venue } from './venues/types.js';
 
@@ -135,6 +136,43 @@ export interface CollectOptions {
   readonly keepFrom?: () => Date | null;
   /** The clock (ms). */
   readonly now?: () => number;
+  /** Told of every pair whose trades were stored (the live rate's listeners). */
+  readonly notices?: TradeNotices;
+}
+
+/** What one write of new trades did. */
+export interface Stored {
+  readonly inserted: number;
+  readonly from: Date | null;
+  readonly to: Date | null;
+  /** New trades older than `settledThrough` (their bucket was settled), and the oldest of them. */
+  readonly late: number;
+  readonly lateOldest: Date | null;
+  /** Trades not stored for being older than raw-trade retention keeps. */
+  readonly expired: number;
+}
+
+/**
+ * Stores trades however they came (a REST page or a stream's messages): retention applied, each
+ * once, late ones counted against the pair's settlement, and the listeners told. One rule for both
+ * transports, so a trade is kept, counted and restated the same way whichever brought it first.
+ */
+export async function storeTrades(sql: Sql, rows: readonly TradeRow[], opts: Pick<CollectOptions, 'copy' | 'settledThrough' | 'keepFrom' | 'notices'>): Promise<Stored> {
+  const keepFrom = opts.keepFrom?.();
+  const kept = keepFrom ? rows.filter((r) => r.time >= keepFrom) : rows;
+  const stored = await insertTrades(sql, kept, { copy: opts.copy });
+  let late = 0;
+  let lateOldest: Date | null = null;
+  const settledThrough = opts.settledThrough?.();
+  if (settledThrough) {
+    for (const t of stored.times) {
+      if (t >= settledThrough) continue;
+      late++;
+      if (!lateOldest || t < lateOldest) lateOldest = t;
+    }
+  }
+  if (stored.inserted > 0) await opts.notices?.announce(new Set(kept.map((r) => r.pair)));
+  return { inserted: stored.inserted, from: stored.from, to: stored.to, late, lateOldest, expired: rows.length - kept.length };
 }
 
 export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opts: CollectOptions): Promise<CollectResult> {
@@ -182,19 +220,11 @@ export async function collect(sql: Sql, target: CollectTarget, fetch: Fetch, opt
     const pageNewest = fresh.length > 0 ? fresh[fresh.length - 1]!.time.getTime() : since;
     const rows = opts.until === undefined ? fresh : fresh.filter((r) => r.time.getTime() <= opts.until!);
     if (rows.length > 0) {
-      const keepFrom = opts.keepFrom?.();
-      const kept = keepFrom ? rows.filter((r) => r.time >= keepFrom) : rows;
-      expired += rows.length - kept.length;
-      const stored = await insertTrades(sql, kept, { copy: opts.copy });
+      const stored = await storeTrades(sql, rows, opts);
       inserted += stored.inserted;
-      const settledThrough = opts.settledThrough?.();
-      if (settledThrough) {
-        for (const t of stored.times) {
-          if (t >= settledThrough) continue;
-          late++;
-          if (!lateOldest || t < lateOldest) lateOldest = t;
-        }
-      }
+      expired += stored.expired;
+      late += stored.late;
+      if (stored.lateOldest && (!lateOldest || stored.lateOldest < lateOldest)) lateOldest = stored.lateOldest;
       if (stored.from && (!from || stored.from < from)) from = stored.from;
       if (stored.to && (!to || stored.to > to)) to = stored.to;
       const newest = rows[rows.length - 1]!;

@@ -6,7 +6,10 @@ import Bottleneck from 'bottleneck';
 import { BadSymbol, OperationFailed, type Exchange } from './ccxt.js';
 import type { Sql } from '../lib/db/connect.js';
 import type { Logger } from '../lib/log.js';
-import { AHEAD_TOLERANCE_MS, collect, PUBLISH_GRACE_MS, type CollectResult } from './collect.js';
+import type { Trade } from 'ccxt';
+import { Coalesced } from '../lib/coalesced.js';
+import type { TradeNotices } from '../lib/db/notices.js';
+import { AHEAD_TOLERANCE_MS, collect, normalise, PUBLISH_GRACE_MS, storeTrades, type CollectResult, type Stored } from './collect.js';
 import { listingsOf, recordListings, type Listing, type PairRow } from './discover.js';
 import { recordLateTrades } from './settle.js';
 import type { Venue } from './venues/types.js';
@@ -45,6 +48,8 @@ export interface VenueSessionOptions {
   /** A pair's settled_through now: trades stored below it are late. */
   readonly settledThrough: (pair: string) => Date | null;
   readonly stopped: () => boolean;
+  /** Told of every pair whose trades were stored. */
+  readonly notices?: TradeNotices;
 }
 
 /** What one run did: trades stored and what failed (each failed pair, or the market list). */
@@ -171,9 +176,102 @@ export class VenueSession {
         collected_through = GREATEST(h.collected_through, excluded.collected_through)`;
   }
 
+  /**
+   * Collects one pair by REST from its watermark; its health recorded, its warnings logged. A
+   * failure is returned, not thrown.
+   */
+  private async collectListing(listing: Listing): Promise<CollectResult | { error: RunError }> {
+    const { sql, log, now } = this.o;
+    try {
+      const result = await collect(sql, { venue: this.o.venue, exchange: this.exchange, symbol: listing.symbol, pair: listing.pair }, (w) => this.withRetry(w), {
+        startAt: now() - this.o.initialLookbackMs,
+        // read at each insert, not once per run: another venue's publish may settle meanwhile
+        settledThrough: () => this.o.settledThrough(listing.pair),
+        now,
+        copy: this.o.copyTrades,
+        keepFrom: () => this.keepFrom(),
+        notices: this.o.notices,
+      });
+      await this.recordHealth(listing.pair, true, result);
+      if (result.gap) {
+        // nothing can fetch them any more; not an error of this run (the venue delivered)
+        log.warn({ venue: this.id, pair: listing.pair, from: result.gap.from, to: result.gap.to }, 'trades lost: the venue no longer serves them (it keeps only its latest trades)');
+      }
+      if (result.ahead > 0) {
+        log.warn(
+          { venue: this.id, pair: listing.pair, trades: result.ahead, toleranceMs: AHEAD_TOLERANCE_MS },
+          'trades stamped ahead of our clock held back until it reaches them (a venue clock, or ours, is wrong)',
+        );
+      }
+      await this.reportStored(listing.pair, result);
+      return result;
+    } catch (err) {
+      // a market the venue no longer knows by that name: look at its list again soon
+      if (err instanceof BadSymbol) this.discoveredAt = Math.min(this.discoveredAt, now() - DAY_MS + REDISCOVER_MS);
+      const message = `${(err as Error).constructor.name}: ${(err as Error).message}`.slice(0, 500);
+      await this.recordHealth(listing.pair, false, null, message).catch(() => {});
+      return { error: { source: this.id, pair: listing.pair, error: message } };
+    }
+  }
+
+  private keepFrom(): Date | null {
+    return this.o.retentionDays === null ? null : new Date(this.o.now() - this.o.retentionDays * DAY_MS);
+  }
+
+  /** Logs what a write held back, and records the late trades it stored. */
+  private async reportStored(pair: string, stored: Stored): Promise<void> {
+    const { sql, log } = this.o;
+    if (stored.expired > 0) {
+      log.warn({ venue: this.id, pair, trades: stored.expired, retentionDays: this.o.retentionDays }, 'trades older than raw-trade retention keeps were not stored (their candles stand as they are)');
+    }
+    if (stored.late > 0) {
+      await recordLateTrades(sql, this.id, pair, stored.late, stored.lateOldest!);
+      log.warn({ venue: this.id, pair, trades: stored.late, oldest: stored.lateOldest }, 'trades arrived after their bucket was settled: candles corrected, certificates unchanged');
+    }
+  }
+
+  /**
+   * Trades a stream delivered, in ccxt's unified shape, stored by the same rules as a REST page:
+   * held back when stamped too far ahead (the REST reconciler takes them once the clock reaches
+   * them), kept once, late ones counted. The watermark is the REST walk's alone: a stream that
+   * missed trades never moves it past them.
+   */
+  async storeStreamed(pair: string, trades: readonly Trade[]): Promise<Stored> {
+    const listing = this.listings.find((l) => l.pair === pair);
+    if (!listing) return { inserted: 0, from: null, to: null, late: 0, lateOldest: null, expired: 0 };
+    const latest = this.o.now() + AHEAD_TOLERANCE_MS;
+    const rows = normalise(trades, { venue: this.o.venue, exchange: this.exchange, symbol: listing.symbol, pair }).filter((r) => r.time.getTime() <= latest);
+    const stored = await storeTrades(this.o.sql, rows, {
+      copy: this.o.copyTrades,
+      settledThrough: () => this.o.settledThrough(pair),
+      keepFrom: () => this.keepFrom(),
+      notices: this.o.notices,
+    });
+    await this.reportStored(pair, stored);
+    return stored;
+  }
+
+  private readonly pairRuns = new Map<string, Coalesced<unknown>>();
+
+  /**
+   * Collects one pair by REST now (a stream said it traded, and carries no usable trade of its
+   * own: Luno's). Calls meanwhile fold into one more run after it.
+   */
+  wake(pair: string): Promise<unknown> {
+    let run = this.pairRuns.get(pair);
+    if (!run) {
+      run = new Coalesced(async () => {
+        const listing = this.listings.find((l) => l.pair === pair);
+        if (listing && !this.o.stopped()) await this.collectListing(listing);
+      }, () => !this.o.stopped());
+      this.pairRuns.set(pair, run);
+    }
+    return run.run();
+  }
+
   /** Collects every pair the venue lists, unless it is pausing after repeated failures. */
   private async collect(): Promise<VenueRun> {
-    const { sql, log, now } = this.o;
+    const { log, now } = this.o;
     const started = now();
     const timer = performance.now(); // elapsed time, whatever the pipeline's clock says
     if (now() < this.nextAttemptAt) return { inserted: 0, errors: [], late: 0, seconds: 0, skipped: true };
@@ -189,41 +287,11 @@ export class VenueSession {
     }
     for (const listing of this.listings) {
       if (this.o.stopped()) break;
-      try {
-        const result = await collect(sql, { venue: this.o.venue, exchange: this.exchange, symbol: listing.symbol, pair: listing.pair }, (w) => this.withRetry(w), {
-          startAt: now() - this.o.initialLookbackMs,
-          // read at each insert, not once per run: another venue's publish may settle meanwhile
-          settledThrough: () => this.o.settledThrough(listing.pair),
-          now,
-          copy: this.o.copyTrades,
-          keepFrom: () => (this.o.retentionDays === null ? null : new Date(now() - this.o.retentionDays * DAY_MS)),
-        });
+      const result = await this.collectListing(listing);
+      if ('error' in result) errors.push(result.error);
+      else {
         inserted += result.inserted;
-        await this.recordHealth(listing.pair, true, result);
-        if (result.gap) {
-          // nothing can fetch them any more; not an error of this run (the venue delivered)
-          log.warn({ venue: this.id, pair: listing.pair, from: result.gap.from, to: result.gap.to }, 'trades lost: the venue no longer serves them (it keeps only its latest trades)');
-        }
-        if (result.ahead > 0) {
-          log.warn(
-            { venue: this.id, pair: listing.pair, trades: result.ahead, toleranceMs: AHEAD_TOLERANCE_MS },
-            'trades stamped ahead of our clock held back until it reaches them (a venue clock, or ours, is wrong)',
-          );
-        }
-        if (result.expired > 0) {
-          log.warn({ venue: this.id, pair: listing.pair, trades: result.expired, retentionDays: this.o.retentionDays }, 'trades older than raw-trade retention keeps were not stored (their candles stand as they are)');
-        }
-        if (result.late > 0) {
-          late += result.late;
-          await recordLateTrades(sql, this.id, listing.pair, result.late, result.lateOldest!);
-          log.warn({ venue: this.id, pair: listing.pair, trades: result.late, oldest: result.lateOldest }, 'trades arrived after their bucket was settled: candles corrected, certificates unchanged');
-        }
-      } catch (err) {
-        // a market the venue no longer knows by that name: look at its list again soon
-        if (err instanceof BadSymbol) this.discoveredAt = Math.min(this.discoveredAt, now() - DAY_MS + REDISCOVER_MS);
-        const message = `${(err as Error).constructor.name}: ${(err as Error).message}`.slice(0, 500);
-        errors.push({ source: this.id, pair: listing.pair, error: message });
-        await this.recordHealth(listing.pair, false, null, message).catch(() => {});
+        late += result.late;
       }
     }
     const failures = errors.filter((e) => e.pair !== undefined).length; // pairs that failed (not the market list)

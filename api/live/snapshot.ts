@@ -3,7 +3,8 @@
 // markets request never queries the database. What depends on the clock (age, quality, status,
 // confidence) is worked out per request in api/live/present.ts.
 import { EventEmitter } from 'node:events';
-import { Coalesced } from '../../lib/coalesced.js';
+import { Coalesced, Paced } from '../../lib/coalesced.js';
+import type { TradeNotices } from '../../lib/db/notices.js';
 import type { Sql } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
 import type { WalFence } from '../../lib/db/replicas.js';
@@ -58,6 +59,12 @@ interface SyntheticRow {
   fx_updated_at: Date | null;
   fx_fresh_sources: number | null;
 }
+
+/**
+ * The least time between two rebuilds asked for by trade notices: a rate and its push follow a
+ * stored trade within this plus one rebuild, and a flood of trades costs five rebuilds a second.
+ */
+export const PUSH_SPACING_MS = 200;
 
 export interface SnapshotOptions {
   readonly now?: () => Date;
@@ -249,7 +256,22 @@ export class LiveSnapshot {
     this.followTimer.unref();
   }
 
+  private paced: Paced | null = null;
+  private unlisten: (() => Promise<void>) | null = null;
+
+  /**
+   * Rebuilds after every stored trade, wherever it was stored (the writers' notices): at most once
+   * every PUSH_SPACING_MS, so a burst of trades is one rebuild and one push.
+   */
+  async hear(notices: TradeNotices): Promise<void> {
+    this.paced ??= new Paced(this.rebuilds, PUSH_SPACING_MS, (err) => this.log.warn({ err }, 'live snapshot refresh failed'));
+    const paced = this.paced;
+    this.unlisten = await notices.listen(() => paced.ask());
+  }
+
   stop(): void {
     clearInterval(this.followTimer);
+    this.paced?.stop();
+    void this.unlisten?.().catch(() => {});
   }
 }
