@@ -1,5 +1,5 @@
 // Runs the simulated market on its own: npx tsx sim/main.ts [--port 4010] [--seed 1] [--replay file.jsonl]
-// Prints its URL (point SIM_URL at it) and serves until interrupted.
+// Prints its URL (point SIM_URL at it) and its streams' ws:// root, and serves until interrupted.
 import { parseArgs } from 'node:util';
 import { startSimMarket } from './server.js';
 
@@ -25,7 +25,7 @@ const sim = await startSimMarket({
   replay: values.replay,
   historyStart: Date.now() - hours * 3_600_000,
 });
-console.log(JSON.stringify({ msg: 'simulated market listening', url: sim.url, mode: values.replay ? 'replay' : 'generated' }));
+console.log(JSON.stringify({ msg: 'simulated market listening', url: sim.url, ws: sim.wsUrl, mode: values.replay ? 'replay' : 'generated' }));
 const shutdown = (): void => {
   void sim.stop().then(() => process.exit(0));
 };

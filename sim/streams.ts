@@ -34,7 +34,7 @@ class Conn implements StreamConn {
   ) {}
 
   send(payload: unknown): void {
-    if (this.silent || this.closed) return;
+    if (this.silent || this.closed || this.ws.readyState !== this.ws.OPEN) return;
     this.ws.send(typeof payload === 'string' ? payload : toJson(payload));
   }
 
