@@ -108,6 +108,7 @@ export class ReadRouter implements WalFence {
   private fence = 0n;
   private turn = 0;
   private timer: NodeJS.Timeout | undefined;
+  private started = false;
   private readonly probes = new Coalesced(() => this.probeOnce(), () => !this.closed);
   private closed = false;
   /** Reads the primary has answered since the process started (none usable, or a replica failed). */
@@ -210,16 +211,27 @@ export class ReadRouter implements WalFence {
 
   /** Starts probing; resolves once every replica has been probed once. */
   async start(): Promise<void> {
-    if (!this.hasReplicas || this.timer) return;
-    this.timer = setInterval(() => void this.probeAll(), this.opts.probeEveryMs ?? PROBE_EVERY_MS);
-    this.timer.unref();
+    if (!this.hasReplicas || this.started) return;
+    this.started = true;
     await this.probeAll();
+    this.nextRound();
+  }
+
+  /**
+   * The next probe round, a probe interval after this one ended: a round slower than the interval
+   * (a replica that does not answer takes PROBE_TIMEOUT_MS) folds no tick into the one under way,
+   * which would keep it, and every read waiting for it, from ever finishing.
+   */
+  private nextRound(): void {
+    if (this.closed) return;
+    this.timer = setTimeout(() => void this.probeAll().finally(() => this.nextRound()), this.opts.probeEveryMs ?? PROBE_EVERY_MS);
+    this.timer.unref();
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    clearInterval(this.timer);
+    clearTimeout(this.timer);
     await this.probes.current;
     await Promise.all(this.replicas.flatMap((r) => [r.sql.end({ timeout: 5 }), r.probe.end({ timeout: 1 })]));
   }

@@ -1,6 +1,7 @@
 // The read router without a replica server (runs everywhere): WAL positions compare as the server
 // orders them, DATABASE_READ_URL is read and refused as an operator would need, and a replica
-// nobody answers at is skipped with one log line while every read is answered by the primary.
+// nobody answers at (refusing connections, or accepting them and staying silent) is skipped with
+// one log line while every read is answered by the primary.
 // test/api/replicas.test.ts runs it on a real primary and streaming replica.
 import net from 'node:net';
 import { pino } from 'pino';
@@ -9,6 +10,8 @@ import { ConfigError, loadConfig } from '../../../lib/config.js';
 import type { Database } from '../../../lib/db/connect.js';
 import { openReadRouter, ReadRouter, walPosition } from '../../../lib/db/replicas.js';
 import { openTestDatabase } from '../../support/db.js';
+import { within } from '../../../lib/within.js';
+import { startProxy } from '../../support/tcp-proxy.js';
 import { until } from '../../support/wait.js';
 
 describe('WAL positions', () => {
@@ -86,6 +89,23 @@ describe('a replica nobody answers at', () => {
       expect(JSON.stringify(lines)).not.toContain('secret');
     } finally {
       await router.close();
+    }
+  });
+
+  it('that accepts connections and never answers, is reported down within a probe timeout: the API starts, and the primary answers its reads', async () => {
+    // probe rounds then take longer than the probe interval (each waits out the probe timeout)
+    const silent = await startProxy({ host: '127.0.0.1', port: closedPort });
+    silent.silence();
+    const router = new ReadRouter(db.sql, [`postgres://afrates@127.0.0.1:${silent.port}/afrates`], { log: pino({ level: 'silent' }), maxLagSeconds: 10, statementTimeoutMs: 10_000, probeEveryMs: 50 });
+    try {
+      await within(20_000, router.start());
+      expect(router.states()).toEqual([{ name: 'replica1', state: 'down', lagSeconds: null, reads: 0 }]);
+      const [row] = await router.run((sql) => sql<{ one: number }[]>`SELECT 1 AS one`);
+      expect(row!.one).toBe(1);
+      expect(router.primaryReads).toBe(1);
+    } finally {
+      await router.close();
+      await silent.close();
     }
   });
 
