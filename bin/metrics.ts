@@ -158,6 +158,22 @@ export class ServiceMetrics implements MetricsSource {
   }
 
   /**
+   * A pipeline process: whether it holds the publisher lease now (1: it publishes; 0: another
+   * pipeline process does, this one collects), with its venues. Summed over processes it is 1.
+   */
+  watchPublisher(lease: { holds(): boolean; readonly me: { readonly venues: readonly string[] } }): void {
+    new Gauge({
+      name: 'afrates_publisher',
+      help: 'This pipeline process holds the publisher lease (1) or only collects (0); venues: the venues it collects.',
+      labelNames: ['venues'],
+      registers: [this.registry],
+      collect() {
+        this.set({ venues: lease.me.venues.join(',') }, lease.holds() ? 1 : 0);
+      },
+    });
+  }
+
+  /**
    * The database, read at scrape time: whether it answers (and how fast), its configured
    * connections, and with `webhooks` (the process that delivers them) the webhook backlog.
    */

@@ -5,7 +5,7 @@
 // METRICS_PORT set it builds the process's metrics registry (bin/metrics.ts), hands its observers
 // to the API, the pipeline and the webhook worker, and serves it on a listener of its own.
 import path from 'node:path';
-import type { Config } from '../lib/config.js';
+import { ConfigError, type Config } from '../lib/config.js';
 import { openDatabase, type Database } from '../lib/db/connect.js';
 import { openReadRouter } from '../lib/db/replicas.js';
 import type { Logger } from '../lib/log.js';
@@ -98,11 +98,32 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
         import('../pipeline/webhooks/alerts.js'),
       ]);
       const { announceIssued, announceRestatement } = await import('../pipeline/webhooks/announce.js');
+      const { PublisherLease, processIdentity } = await import('../pipeline/lease.js');
+      // VENUES: the venues this process collects (every one by default)
+      const unknown = (config.venues ?? []).filter((id) => !venues.some((v) => v.id === id));
+      if (unknown.length > 0) throw new ConfigError('VENUES', `names no venue afrates knows: ${unknown.join(', ')} (known: ${venues.map((v) => v.id).join(', ')})`);
+      const collected = config.venues ? venues.filter((v) => config.venues!.includes(v.id)) : venues;
+      // Any number of pipeline processes may run on one database server: each collects its venues,
+      // the holder of the publisher lease alone publishes (pipeline/lease.ts), and every publishing
+      // transaction is fenced by it. On the embedded database this process is the only one.
+      const lease = new PublisherLease({
+        sql: db.sql,
+        log,
+        me: processIdentity(config.role === 'all' ? 'all' : 'pipeline', collected.map((v) => v.id), config.version),
+        sole: db.kind === 'embedded',
+        onChange: (holds) => {
+          if (holds) webhooks.wake();
+        },
+      });
+      metrics?.watchPublisher(lease);
+      closers.push(['publisher lease', () => lease.stop()]); // given up once nothing of this process publishes
+      const fence = (tx: Parameters<typeof lease.fence>[0]) => lease.fence(tx);
       const certifier = new Certifier(
         db.sql,
-        { signer, issuerUrl: config.publicUrl, market: config.market, software: softwareIdentity(config.gitCommit), parameters: parametersInForce(config.settleAfterSeconds) },
-        // in the transaction that stores each: its transparency log entry and its webhook event
+        { signer, issuerUrl: config.publicUrl, market: config.market, software: softwareIdentity(config.gitCommit), parameters: parametersInForce(config.settleAfterSeconds), log },
+        // in the transaction that stores each: the publisher's fence, its transparency log entry and its webhook event
         async (tx, issued) => {
+          await fence(tx);
           await transparency.logIssued(tx, issued);
           await announceIssued(tx, issued);
         },
@@ -113,10 +134,13 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
         log,
         secrets: webhookSecrets,
         allowPrivate: config.webhooksAllowPrivate,
+        // deliveries are made by the publishing process alone: each is made once, not once per process
+        active: () => lease.holds(),
         onAttempt: metrics ? (delivered, seconds) => metrics.webhookAttempt(delivered, seconds) : undefined,
       });
       closers.push(['webhook deliveries', () => webhooks.stop()]);
       webhooks.start();
+      lease.start();
       // complete months' export files, made ahead of their first request after a cycle, a few a
       // run, never inside one (api/month-files.ts)
       let stopping = false;
@@ -129,15 +153,18 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
         config,
         log,
         sql: db.sql,
-        venues,
+        venues: collected,
+        lease,
         onCycle: async () => {
           await snapshot?.refresh();
+          // alerts and month files: the publisher's (once for the service, not once per process)
+          if (!lease.holds()) return;
           await onPublished({ sql: db.sql, log, observe: async ({ rates }) => observePairs(db.sql, rates ? (snapshot ?? (await ratesNow())) : null), wake: () => webhooks.wake() });
           if (!stopping) monthFiles.run().catch((err: unknown) => log.warn({ err }, 'month files not made ahead'));
         },
         certifier: {
-          issue: async (ranges) => {
-            const issued = await certifier.issue(ranges);
+          issue: async (ranges, stopped) => {
+            const issued = await certifier.issue(ranges, stopped);
             if (issued > 0) log.info({ issued }, 'certificates issued for settled buckets');
             metrics?.certificatesIssued(issued);
             return issued;
@@ -149,10 +176,11 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
           },
         },
         onRestated: async (tx, r) => {
+          await fence(tx);
           await transparency.logRestatement(tx, r);
           await announceRestatement(tx, r);
         },
-        onPublished: (now) => transparency.signHead(db.sql, signer, now),
+        onPublished: (now) => transparency.signHead(db.sql, signer, now, fence),
         // the embedded database has no job scheduler: the pipeline runs compression and retention
         runStorageJobs: db.kind === 'embedded',
         // a server takes COPY; the embedded database's socket does not

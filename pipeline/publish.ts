@@ -4,8 +4,12 @@
 // ranges to the certifier), the fixings whose hour has settled, restatements of what late trades
 // moved, the storage jobs where there is no job scheduler, the cycle record, then onCycle. Calls
 // while one runs are folded into one more run after it.
+// With several pipeline processes only the holder of the publisher lease (pipeline/lease.ts) does
+// more than record its cycle; its settlement is fenced in the transaction that records it.
+// Stopping ends a publish between two of its transactions (a backlog of certificates included):
+// steps not begun are skipped, and what is left is done by the next run.
 import { Coalesced } from '../lib/coalesced.js';
-import type { Sql } from '../lib/db/connect.js';
+import type { Sql, Tx } from '../lib/db/connect.js';
 import { withoutStatementTimeout } from '../lib/db/connect.js';
 import { refreshAggregates } from '../lib/db/refresh.js';
 import type { Logger } from '../lib/log.js';
@@ -14,7 +18,8 @@ import { configureRetention, runStorageJobs } from './maintenance.js';
 import { dueFixings } from './fixings.js';
 import type { PipelineMetrics } from './metrics.js';
 import { pruneSettledValues, recordSettledValues, restate, type OnRestated } from './restate.js';
-import { recordSettlement, settledPoints, settlementAt, type Certifier, type Settlement } from './settle.js';
+import type { PublishLease } from './lease.js';
+import { recordSettlement, settledPoints, settlementAt, StoppedPartWay, type Certifier, type Settlement } from './settle.js';
 import type { RunError } from './venue-session.js';
 
 const HOUR_MS = 3_600_000;
@@ -49,6 +54,8 @@ export interface PublisherOptions {
   /** Whether every venue has finished a collection in this process: settlement waits for it. */
   readonly venuesRanOnce: () => boolean;
   readonly stopped: () => boolean;
+  /** With several pipeline processes: publish only while holding it (absent: this process alone publishes). */
+  readonly lease?: PublishLease;
 }
 
 export class Publisher {
@@ -107,11 +114,25 @@ export class Publisher {
     const now = new Date(this.o.now());
     const timer = performance.now();
     const failed: string[] = [];
-    /** Runs one step; a failure is reported in the cycle record and leaves undefined. */
+    const lease = this.o.lease;
+    if (lease && !(await lease.check().catch(() => false))) {
+      // another process publishes: this one records what its venues collected, and follows the
+      // settlement it records (late trades are counted against it)
+      this.settled = (await settledPoints(sql).catch(() => null)) ?? this.settled;
+      return this.finish({ startedAt, finishedAt: new Date(this.o.now()), rowsBySource, errors }, timer, failed);
+    }
+    const fence = lease ? (tx: Tx) => lease.fence(tx) : undefined;
+    const stopped = this.o.stopped;
+    /** Runs one step (none once the process is stopping); a failure is reported in the cycle record and leaves undefined. */
     const step = async <T>(source: string, work: () => Promise<T>): Promise<T | undefined> => {
+      if (stopped()) return undefined;
       try {
         return await work();
       } catch (err) {
+        if (err instanceof StoppedPartWay) {
+          log.info({ step: source }, err.message);
+          return undefined;
+        }
         failed.push(source);
         errors.push({ source, error: (err as Error).message.slice(0, 500) });
         log.error({ err, step: source }, 'publish step failed; the next cycle retries it');
@@ -137,7 +158,7 @@ export class Publisher {
       const recorded =
         refreshed &&
         (await step('settle', async () => {
-          await settle(sql, settlement, this.o.certifier, now);
+          await settle(sql, settlement, this.o.certifier, now, { stopped, fence });
           return true;
         }));
       if (!recorded) this.settled = settledBefore; // the next publish settles it again
@@ -146,7 +167,7 @@ export class Publisher {
     const certifier = this.o.certifier;
     if (certifier && refreshed) {
       await step('fixings', async () => {
-        const published = await publishDueFixings(sql, certifier, now);
+        const published = await publishDueFixings(sql, certifier, now, stopped);
         if (published > 0) log.info({ published }, 'fixings published');
       });
       // late trades look back from the last look, with a margin for inserts still committing then
@@ -167,7 +188,18 @@ export class Publisher {
         if (this.o.runStorageJobs) log.info({ jobs: await withoutStatementTimeout(sql, runStorageJobs) }, 'storage jobs ran');
       });
     }
-    const done = { startedAt, finishedAt: new Date(this.o.now()), rowsBySource, errors };
+    if (!stopped() && this.o.now() - this.prunedAt > DAY_MS) {
+      // health and status need only the recent cycles
+      await sql`DELETE FROM ingest_cycles WHERE finished_at < now() - INTERVAL '30 days'`;
+      await sql`DELETE FROM processes WHERE last_seen < now() - INTERVAL '1 day'`;
+      await pruneSettledValues(sql, now);
+      this.prunedAt = this.o.now();
+    }
+    return this.finish({ startedAt, finishedAt: new Date(this.o.now()), rowsBySource, errors }, timer, failed);
+  }
+
+  /** The cycle record, then onCycle (not while stopping). */
+  private async finish(done: CycleReport, timer: number, failed: string[]): Promise<CycleReport> {
     try {
       await this.record('trades', done);
     } catch (err) {
@@ -176,13 +208,7 @@ export class Publisher {
     } finally {
       this.o.metrics?.cycle('publish', (performance.now() - timer) / 1000, failed);
     }
-    if (this.o.now() - this.prunedAt > DAY_MS) {
-      // health and status need only the recent cycles
-      await sql`DELETE FROM ingest_cycles WHERE finished_at < now() - INTERVAL '30 days'`;
-      await pruneSettledValues(sql, now);
-      this.prunedAt = this.o.now();
-    }
-    await this.o.onCycle?.();
+    if (!this.o.stopped()) await this.o.onCycle?.();
     return done;
   }
 }
@@ -191,16 +217,30 @@ export class Publisher {
  * Records a settlement once its newly settled ranges are certified and their settled values kept
  * (what restatements compare with); a failure leaves them unsettled for the next publish.
  */
-export function settle(sql: Sql, settlement: Settlement, certifier: Certifier | undefined, now: Date): Promise<void> {
-  return recordSettlement(sql, settlement, async (ranges) => {
-    await certifier?.issue(ranges);
-    await recordSettledValues(sql, ranges, now);
-  });
+export function settle(
+  sql: Sql,
+  settlement: Settlement,
+  certifier: Certifier | undefined,
+  now: Date,
+  o: { readonly stopped?: () => boolean; readonly fence?: (tx: Tx) => Promise<void> } = {},
+): Promise<void> {
+  return recordSettlement(
+    sql,
+    settlement,
+    (ranges) => certifier?.issue(ranges, o.stopped) ?? Promise.resolve(0),
+    async (tx, ranges) => {
+      await o.fence?.(tx);
+      await recordSettledValues(tx, ranges, now);
+    },
+  );
 }
 
-/** Publishes every fixing due at `now` whose hour has settled; how many were published. */
-export async function publishDueFixings(sql: Sql, certifier: Certifier, now: Date): Promise<number> {
+/** Publishes every fixing due at `now` whose hour has settled; how many were published. Stopping ends it between two (StoppedPartWay). */
+export async function publishDueFixings(sql: Sql, certifier: Certifier, now: Date, stopped: () => boolean = () => false): Promise<number> {
   let published = 0;
-  for (const due of await dueFixings(sql, now)) if (await certifier.fix(due.pair, due.slot)) published++;
+  for (const due of await dueFixings(sql, now)) {
+    if (stopped()) throw new StoppedPartWay('fixings');
+    if (await certifier.fix(due.pair, due.slot)) published++;
+  }
   return published;
 }

@@ -39,7 +39,7 @@ const windowHours = () => param('restatement_window_hours');
  * Keeps each candle of the newly settled ranges as it stands now (5m buckets in the range, 1h and
  * 1d buckets ending in it), within the restatement window: older ones can no longer be restated.
  */
-export async function recordSettledValues(sql: Sql, ranges: readonly SettledRange[], now: Date): Promise<void> {
+export async function recordSettledValues(sql: Sql | Tx, ranges: readonly SettledRange[], now: Date): Promise<void> {
   const horizon = new Date(now.getTime() - windowHours() * 3_600_000);
   for (const r of ranges) {
     const from = r.from && r.from > horizon ? r.from : horizon;

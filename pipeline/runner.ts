@@ -8,6 +8,7 @@ import type { Logger } from '../lib/log.js';
 import type { Exchange } from './ccxt.js';
 import { loadPairs, type Listing, type PairRow } from './discover.js';
 import { fxSources, type FxSource } from './fx/index.js';
+import type { PublishLease } from './lease.js';
 import type { PipelineMetrics } from './metrics.js';
 import { Publisher, type CycleReport } from './publish.js';
 import type { OnRestated } from './restate.js';
@@ -48,6 +49,8 @@ export interface PipelineOptions {
   readonly unpaced?: boolean;
   /** Hears of every venue run, publish, FX cycle and settlement (the service's metrics). */
   readonly metrics?: PipelineMetrics;
+  /** With several pipeline processes: this one publishes only while it holds the lease (pipeline/lease.ts). */
+  readonly lease?: PublishLease;
 }
 
 export class Pipeline {
@@ -78,6 +81,7 @@ export class Pipeline {
       now: this.now,
       venuesRanOnce: () => this.sessions.every((s) => s.ranOnce),
       stopped,
+      lease: o.lease,
     });
     this.sessions = o.venues.map(
       (venue) =>

@@ -6,7 +6,7 @@
 // next pass certify the same range again (certificates are stored at most once per bucket).
 // Trades that arrive later for a settled bucket still correct its candle; the collector counts them
 // (late_trades), and they never touch a certificate.
-import type { Sql } from '../lib/db/connect.js';
+import type { Sql, Tx } from '../lib/db/connect.js';
 import type { DueFixing } from './fixings.js';
 
 export interface SettledRange {
@@ -17,9 +17,21 @@ export interface SettledRange {
   readonly to: Date;
 }
 
+/**
+ * Thrown by long publishing work that saw the process stopping between two of its transactions:
+ * what it stored stays, and the next run does the rest.
+ */
+export class StoppedPartWay extends Error {
+  constructor(what: string) {
+    super(`stopped part-way (${what}): the rest is left for the next run`);
+    this.name = 'StoppedPartWay';
+  }
+}
+
 /** Issues what settling makes due: certificates of settled buckets, and the fixings whose hour has settled. */
 export interface Certifier {
-  issue(ranges: readonly SettledRange[]): Promise<number>;
+  /** `stopped` is asked between certificates: true ends the work (StoppedPartWay), the rest left for the next run. */
+  issue(ranges: readonly SettledRange[], stopped?: () => boolean): Promise<number>;
   fix(pair: DueFixing['pair'], slot: DueFixing['slot']): Promise<boolean>;
 }
 
@@ -45,18 +57,26 @@ export async function settlementAt(sql: Sql, now: Date, lagSeconds: number): Pro
 
 /**
  * Records a settlement, after `before` has done what settling makes due for its newly settled ranges
- * (certify them, keep their settled values): a failure there leaves them unsettled, for the next
- * publish to settle again.
+ * (certify them): a failure there leaves them unsettled, for the next publish to settle again.
+ * `within` runs in the transaction that records it (the publisher's fence, the settled values kept).
  */
-export async function recordSettlement(sql: Sql, settlement: Settlement, before?: (ranges: readonly SettledRange[]) => Promise<unknown>): Promise<void> {
+export async function recordSettlement(
+  sql: Sql,
+  settlement: Settlement,
+  before?: (ranges: readonly SettledRange[]) => Promise<unknown>,
+  within?: (tx: Tx, ranges: readonly SettledRange[]) => Promise<unknown>,
+): Promise<void> {
   if (settlement.ranges.length === 0) return;
   await before?.(settlement.ranges);
-  for (const r of settlement.ranges) {
-    await sql`
-      INSERT INTO pair_settlement (pair, settled_through) VALUES (${r.pair}, ${r.to})
-      ON CONFLICT (pair) DO UPDATE
-        SET settled_through = GREATEST(pair_settlement.settled_through, excluded.settled_through), updated_at = now()`;
-  }
+  await sql.begin(async (tx) => {
+    await within?.(tx, settlement.ranges);
+    for (const r of settlement.ranges) {
+      await tx`
+        INSERT INTO pair_settlement (pair, settled_through) VALUES (${r.pair}, ${r.to})
+        ON CONFLICT (pair) DO UPDATE
+          SET settled_through = GREATEST(pair_settlement.settled_through, excluded.settled_through), updated_at = now()`;
+    }
+  });
 }
 
 /** Every pair's settled_through as recorded (a process that has not settled anything yet). */

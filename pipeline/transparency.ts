@@ -5,7 +5,7 @@
 import type { Sql, Tx } from '../lib/db/connect.js';
 import { restatementId, timestamp } from '../lib/format.js';
 import type { CertificateSigner } from '../lib/signer.js';
-import { appendEntries, latestHead, publishHead, treeSize, type NewEntry } from '../lib/transparency/log.js';
+import { appendEntries, publishHead, type NewEntry } from '../lib/transparency/log.js';
 import type { Issued } from './certify/issue.js';
 import type { Restatement } from './restate.js';
 
@@ -37,10 +37,9 @@ export async function logRestatement(tx: Tx, r: Restatement): Promise<void> {
 
 /**
  * Signs the tree as it stands with the certificate key, when it has grown since the last head or
- * a new UTC day has begun: a cycle that logged nothing adds no head to the day's list.
+ * a new UTC day has begun: a cycle that logged nothing adds no head to the day's list. `fence`:
+ * the publisher's lease, checked in the transaction that stores the head.
  */
-export async function signHead(sql: Sql, signer: CertificateSigner, now: Date) {
-  const latest = await latestHead(sql);
-  if (latest && latest.treeSize === (await treeSize(sql)) && latest.timestamp.slice(0, 10) === timestamp(now).slice(0, 10)) return latest;
-  return publishHead(sql, (payload) => ({ signature: signer.ed25519(payload), keyId: signer.keyId }), now);
+export async function signHead(sql: Sql, signer: CertificateSigner, now: Date, fence?: (tx: Tx) => Promise<void>) {
+  return publishHead(sql, (payload) => ({ signature: signer.ed25519(payload), keyId: signer.keyId }), now, { fence, unlessSigned: true });
 }

@@ -155,17 +155,33 @@ function headPayload(treeSize: number, rootHash: string, at: string): string {
 const DAY_MS = 86_400_000;
 
 /**
- * Signs and stores a head of the log as it stands. In the same transaction, the last head of
- * every UTC day before `now`'s is marked kept and that day's other heads are pruned.
+ * Signs and stores a head of the log as it stands, in one transaction that holds the appenders'
+ * lock: no entry lands between reading the tree and storing its head, so two heads are stored in
+ * the order of their trees (the table's trigger refuses a head that would not go forward:
+ * sql/migrations/20261127150001000_publisher_lease.sql). `fence` runs first in that transaction
+ * (the publisher's lease: a stale process signs nothing). With `unlessSigned`, the latest head is
+ * returned instead when it is of this tree and this UTC day. In the same transaction, the last
+ * head of every UTC day before `now`'s is marked kept and that day's other heads are pruned.
  */
-export async function publishHead(sql: Sql, sign: HeadSigner, now: Date): Promise<SignedHead> {
-  const size = await treeSize(sql);
-  const rootHash = await rootOf(sql, size);
+export async function publishHead(
+  sql: Sql,
+  sign: HeadSigner,
+  now: Date,
+  o: { readonly fence?: (tx: TransactionSql) => Promise<void>; readonly unlessSigned?: boolean } = {},
+): Promise<SignedHead> {
   const at = timestamp(now);
-  const signedPayload = headPayload(size, rootHash, at);
-  const { signature, keyId } = sign(signedPayload);
   const today = dayStart(date(now));
-  await sql.begin(async (tx) => {
+  return (await sql.begin(async (tx) => {
+    await o.fence?.(tx);
+    await tx`SELECT pg_advisory_xact_lock(${APPEND_LOCK})`;
+    const size = await treeSize(tx);
+    if (o.unlessSigned) {
+      const latest = await latestHead(tx);
+      if (latest && latest.treeSize === size && latest.timestamp.slice(0, 10) === at.slice(0, 10)) return latest;
+    }
+    const rootHash = await rootOf(tx, size);
+    const signedPayload = headPayload(size, rootHash, at);
+    const { signature, keyId } = sign(signedPayload);
     await tx`
       INSERT INTO transparency_heads (tree_size, root_hash, signed_at, signed_payload, signature, key_id)
       VALUES (${size}, ${Buffer.from(rootHash, 'hex')}, ${now}, ${signedPayload}, ${signature}, ${keyId})`;
@@ -176,8 +192,8 @@ export async function publishHead(sql: Sql, sign: HeadSigner, now: Date): Promis
         WHERE signed_at < ${today}
         ORDER BY (signed_at AT TIME ZONE 'UTC')::date, signed_at DESC, id DESC)`;
     await tx`DELETE FROM transparency_heads WHERE signed_at < ${today} AND NOT kept`;
-  });
-  return { treeSize: size, rootHash, timestamp: at, signedPayload, signature, keyId, kept: false };
+    return { treeSize: size, rootHash, timestamp: at, signedPayload, signature, keyId, kept: false };
+  })) as SignedHead;
 }
 
 interface HeadRow {

@@ -11,8 +11,9 @@ import { fixingId, type FixingSlot } from '../../lib/methodology/fixings.js';
 import { METHODOLOGY_VERSION, param } from '../../lib/methodology/parameters.js';
 import { computeWindow, type WindowInputs, type WindowResult } from '../../lib/methodology/window.js';
 import { canonicalJson, registerSigningKey, signedRatePayload, type CertificateSigner } from '../../lib/signer.js';
+import type { Logger } from '../../lib/log.js';
 import type { Software } from '../../lib/software.js';
-import type { SettledRange } from '../settle.js';
+import { StoppedPartWay, type SettledRange } from '../settle.js';
 import { buildBundle, storeBundle, type Bundle } from './bundle.js';
 import { readWindowInputs } from './inputs.js';
 
@@ -28,7 +29,12 @@ export interface CertifierOptions {
   /** Every methodology parameter in force (parametersInForce). */
   readonly parameters: Record<string, number | string>;
   readonly now?: () => Date;
+  /** Where a backlog's progress is told (a new database's history: thousands of buckets). */
+  readonly log?: Logger;
 }
+
+/** A backlog at least this large is announced, with a progress line every as many certificates. */
+const BACKLOG_TOLD = 500;
 
 interface PairRef {
   readonly pair: string;
@@ -72,11 +78,18 @@ export class Certifier {
     this.keyRecorded = true;
   }
 
-  /** Certifies every bucket with trades in each range that has no certificate yet; returns how many. */
-  async issue(ranges: readonly SettledRange[]): Promise<number> {
+  /**
+   * Certifies every bucket with trades in each range that has no certificate yet; returns how many.
+   * Each bucket is its own small transaction, and `stopped` is asked between them: a process told
+   * to stop in the middle of a backlog ends within one bucket's work (StoppedPartWay), what is
+   * stored stays, and the next run certifies the rest (buckets with a certificate are never
+   * certified again).
+   */
+  async issue(ranges: readonly SettledRange[], stopped: () => boolean = () => false): Promise<number> {
     await this.recordKey();
-    let issued = 0;
+    const due: Array<{ pair: PairRef; bucket: Date }> = [];
     for (const range of ranges) {
+      if (stopped()) throw new StoppedPartWay('certificates');
       const [pair] = await this.sql<PairRef[]>`SELECT pair, base, quote FROM public_pairs WHERE pair = ${range.pair}`;
       if (!pair) continue;
       const buckets = await this.sql<{ bucket: Date }[]>`
@@ -85,9 +98,17 @@ export class Certifier {
           AND e.bucket <= ${new Date(range.to.getTime() - BUCKET_MS)}
           AND NOT EXISTS (SELECT 1 FROM certificates c WHERE c.pair = e.pair AND c.bucket = e.bucket)
         ORDER BY e.bucket`;
-      for (const { bucket } of buckets) {
-        if (await this.certifyBucket(pair, bucket)) issued++;
+      for (const { bucket } of buckets) due.push({ pair, bucket });
+    }
+    if (due.length >= BACKLOG_TOLD) this.o.log?.info({ buckets: due.length }, 'certifying a backlog of settled buckets');
+    let issued = 0;
+    for (const [i, { pair, bucket }] of due.entries()) {
+      if (stopped()) {
+        this.o.log?.info({ issued, left: due.length - i }, 'stopping: certificates left for the next run');
+        throw new StoppedPartWay('certificates');
       }
+      if (await this.certifyBucket(pair, bucket)) issued++;
+      if (due.length >= BACKLOG_TOLD && (i + 1) % BACKLOG_TOLD === 0) this.o.log?.info({ done: i + 1, of: due.length }, 'certifying a backlog of settled buckets');
     }
     return issued;
   }

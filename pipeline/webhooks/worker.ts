@@ -54,6 +54,12 @@ export interface WorkerOptions {
   readonly pollMs?: number;
   /** Hears of every attempt made: delivered or not, and how long it took (the service's metrics). */
   readonly onAttempt?: (delivered: boolean, seconds: number) => void;
+  /**
+   * Whether this process delivers now (default: always). With several pipeline processes only the
+   * publisher does (pipeline/lease.ts): heartbeats are made and deliveries claimed by one process,
+   * so none is sent once per process.
+   */
+  readonly active?: () => boolean;
 }
 
 type Lane = 'healthy' | 'failing';
@@ -168,6 +174,7 @@ export class WebhookWorker {
   }
 
   private async passOnce(): Promise<void> {
+    if (this.o.active && !this.o.active()) return;
     const now = new Date(this.now());
     if (now.getTime() >= Math.min(this.nextHeartbeat, this.heartbeatsAt + HEARTBEATS_EVERY_MS)) await this.heartbeats(now);
     for (let i = 0; i < 10 && (await this.fanOut(now)) === FANOUT_BATCH; i++);

@@ -176,13 +176,20 @@ describe('signed tree heads', () => {
     expect(await latestHead(db.sql)).toEqual({ ...head, timestamp: '2030-01-01T10:05:00+00:00', keyId: 'k1', kept: false });
   });
 
+  /** One more entry: a head of the same day is signed only over a larger tree. */
+  let grown = 0;
+  const grow = () => append(db.sql, [{ id: `DAY-${++grown}`, kind: 'certificate', entry: { id: `DAY-${grown}` } }]);
+
   it('keep every head of the current UTC day, then only the day’s last, for good', async () => {
+    await grow();
     await publishHead(db.sql, sign, at('2030-01-01T23:59:59.500Z'));
     await publishHead(db.sql, sign, at('2030-01-02T00:00:00Z')); // the next day: 1 January is over
     const day1 = await headsOfDay(db.sql, '2030-01-01');
     expect(day1.map((h) => [h.timestamp, h.kept])).toEqual([['2030-01-01T23:59:59.500+00:00', true]]);
 
+    await grow();
     await publishHead(db.sql, sign, at('2030-01-02T12:00:00Z'));
+    await grow();
     await publishHead(db.sql, sign, at('2030-01-02T18:00:00Z'));
     expect((await headsOfDay(db.sql, '2030-01-02')).map((h) => h.kept)).toEqual([false, false, false]);
 
@@ -208,6 +215,29 @@ describe('signed tree heads', () => {
     expect((await headsOfDay(db.sql, '2030-01-05')).map((h) => h.treeSize)).toEqual([first.treeSize, grown.treeSize]);
     const nextDay = await signHead(db.sql, signer, at('2030-01-06T00:00:30Z'));
     expect([nextDay.treeSize, nextDay.timestamp]).toEqual([grown.treeSize, '2030-01-06T00:00:30+00:00']);
+  });
+
+  it('only go forward: the database refuses a smaller tree, the same tree twice in a UTC day, and a time before the latest', async () => {
+    const latest = (await latestHead(db.sql))!;
+    const day = latest.timestamp.slice(0, 10);
+    const later = new Date(new Date(latest.timestamp).getTime() + 60_000);
+    const insert = (size: number, signedAt: Date) => db.sql`
+      INSERT INTO transparency_heads (tree_size, root_hash, signed_at, signed_payload, signature, key_id)
+      VALUES (${size}, ${Buffer.alloc(32)}, ${signedAt}, 'x', 'x', 'k1')`;
+    expect(later.toISOString().slice(0, 10)).toBe(day);
+    await expect(insert(latest.treeSize - 1, later)).rejects.toThrow(/a signed head goes forward/); // the log would seem to shrink
+    await expect(insert(latest.treeSize, later)).rejects.toThrow(/a signed head goes forward/); // the same tree twice in a day
+    await expect(insert(latest.treeSize + 1, new Date(new Date(latest.timestamp).getTime() - 1_000))).rejects.toThrow(/a signed head goes forward/); // out of order
+    // so does publishHead, for a head timed before the latest
+    await grow();
+    await expect(publishHead(db.sql, sign, new Date(new Date(latest.timestamp).getTime() - 1_000))).rejects.toThrow(/a signed head goes forward/);
+    expect(await latestHead(db.sql)).toEqual(latest);
+    // a larger tree goes on; the same tree only as the first head of the next UTC day
+    const next = await publishHead(db.sql, sign, later);
+    expect(next.treeSize).toBe(latest.treeSize + 1);
+    const tomorrow = new Date(`${day}T00:00:00Z`).getTime() + 86_400_000 + 5_000;
+    expect((await publishHead(db.sql, sign, new Date(tomorrow))).treeSize).toBe(next.treeSize);
+    await expect(publishHead(db.sql, sign, new Date(tomorrow + 1_000))).rejects.toThrow(/a signed head goes forward/);
   });
 
   it('a kept head cannot be deleted or changed', async () => {
