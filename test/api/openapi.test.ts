@@ -84,7 +84,7 @@ describe('the OpenAPI document', () => {
     expect(codes('/v1/rates/live')).toEqual(['200', '400', '401', '403', '429', '503', '4XX']);
     expect(codes('/v1/rates/eod')).toEqual(['200', '400', '401', '404', '429', '503', '4XX']);
     expect(codes('/v1/pairs')).toEqual(['200', '400', '401', '429', '503', '4XX']);
-    expect(codes('/v1/health')).toEqual(['200', '503', '4XX']);
+    expect(codes('/v1/health')).toEqual(['200', '400', '503', '4XX']); // 400: an unknown query parameter
     expect(doc.paths['/v1/rates/historical'].get.responses['403'].description).toMatch(/interval_not_available.*history_limit_exceeded/);
     expect(doc.paths['/v1/rates/historical'].get.responses['403'].description).not.toMatch(/tier_restricted/);
     expect(doc.paths['/v1/health'].get.responses['200'].headers['X-RateLimit-Limit']).toBeUndefined();
