@@ -75,6 +75,15 @@ describe('bodies nested too deeply', () => {
     expectShape(res, 400, 'at the bound');
     expect(res.body.message).toBe("body parameter 'label' must be a string");
   });
+
+  it("refuses a '__proto__' key at any depth, as the parser it replaced did", async () => {
+    const op = operations.find((o) => o.path === '/v1/account/keys' && o.method === 'post')!;
+    for (const body of ['{"__proto__":{"label":"x"}}', '{"label":"x","a":[{"__proto__":null}]}']) {
+      const res = await send(op, body);
+      expectShape(res, 400, body);
+      expect(res.body.message).toBe("the request body may not have a '__proto__' key");
+    }
+  });
 });
 
 describe('body fields of the wrong JSON type', () => {
@@ -223,11 +232,12 @@ describe('the headers every answer carries', () => {
 });
 
 describe('API keys with something around them', () => {
+  // from an address of its own each time: a refused key is counted against its address's anonymous budget
   const asked = (key: Buffer) =>
-    answerOf(Buffer.concat([Buffer.from('GET /v1/account HTTP/1.1\r\nHost: x\r\nX-API-Key: '), key, Buffer.from('\r\n\r\n')])).then(parsed);
+    answerOf(Buffer.concat([Buffer.from(`GET /v1/account HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: ${address()}\r\nX-API-Key: `), key, Buffer.from('\r\n\r\n')])).then(parsed);
 
   it('are refused unless what surrounds them is the spaces and tabs HTTP takes off (a trailing no-break space was accepted)', async () => {
-    const key = t.keys.free;
+    const key = t.keys.enterprise; // a limit of 10,000 a minute: every answer is about the key, none about its minute
     for (const [what, suffix] of [
       ['a no-break space (Latin-1)', Buffer.from([0xa0])],
       ['a no-break space (UTF-8)', Buffer.from([0xc2, 0xa0])],
