@@ -194,7 +194,7 @@ describe('broken framing and Host headers, on a raw socket', () => {
 describe('the headers every answer carries', () => {
   const nosniff = (res: HttpResult, what: string) => expect(res.headers.get('x-content-type-options'), what).toBe('nosniff');
 
-  it('nosniff on JSON, errors, web pages, files and event streams; no-store but where a route says how its answer may be kept', async () => {
+  it('nosniff on JSON, errors, web pages, files, event streams and exports; no-store but where a route says how its answer may be kept', async () => {
     const e = t.keys.enterprise;
     const answers: Array<[string, HttpResult, string | RegExp]> = [
       ['JSON', await t.get('/v1/pairs', e), 'no-store'],
@@ -203,9 +203,11 @@ describe('the headers every answer carries', () => {
       ['a 400', await t.get('/v1/rates/live?pairs=NOPE', e), 'no-store'],
       ['the public board', await t.get('/v1/board', null, { 'X-Forwarded-For': address() }), /^public, max-age=\d+$/],
       ['an event stream', await t.get('/v1/rates/stream?pairs=BTCNGN', e), /^no-cache/],
+      ['an export file', await t.get(`/v1/exports/candles?pair=BTCNGN&month=${new Date().toISOString().slice(0, 7)}`, e), 'no-store'],
       ['the home page', await t.get('/', null), /^(no-cache|no-store)$/], // no-store: a 404 without a build
       ['the verifier download', await t.get('/verify/afrates-verify.mjs', null), /^public, max-age=\d+$/],
     ];
+    expect(answers.find(([what]) => what === 'an export file')![1].headers.get('content-type')).toBe('application/gzip');
     for (const [what, res, cache] of answers) {
       nosniff(res, what);
       expect(res.headers.get('referrer-policy'), what).toBe('no-referrer');
