@@ -2,7 +2,8 @@
 // path and body) given values at and beyond the edges of its type, one at a time on an otherwise
 // valid request; every header a client controls given junk; and raw bytes Node's HTTP parser
 // refuses. Never a 5xx (but a 503 service_unavailable with Retry-After), always the contract's
-// {error, message, status} body, never a stack trace or SQL.
+// {error, message, status} body, never a stack trace or SQL. Bodies nested deep or of the wrong
+// types, broken framing, Host, junk around keys and the headers of every answer: hostile-requests.test.ts.
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operations } from '../../api/routes/index.js';
