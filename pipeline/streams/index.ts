@@ -130,13 +130,13 @@ export class VenueStreamRunner {
       const listing = session.listings.find((l) => l.pair === pair);
       const market = listing ? session.exchange.markets?.[listing.symbol] : undefined;
       if (!market) continue;
-      const trades: Trade[] = [];
-      for (const r of raw) {
-        try {
-          trades.push(session.exchange.parseTrade(r, market));
-        } catch {
-          // a trade the venue's parser refuses is left to the REST cycle
-        }
+      let trades: Trade[];
+      try {
+        // the venue class's own reading of a REST answer: the same row whichever transport brought it
+        trades = session.exchange.parseTrades(raw, market);
+      } catch (err) {
+        this.o.log.warn({ err, venue: this.venue, pair }, 'streamed trades the venue parser refuses: left to the REST cycle');
+        continue;
       }
       const stored = await session.storeStreamed(pair, trades);
       this.stored += stored.inserted;
