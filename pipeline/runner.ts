@@ -2,8 +2,11 @@
 // (venue-session.ts: pacing, retries, listings, health), so a venue that fails, lags or floods
 // delays no other; each time one finishes (and at least once a cycle) the pipeline publishes
 // (publish.ts: settle, refresh, certify, record the cycle); FX rates every FX_CYCLE_SECONDS.
+import os from 'node:os';
 import type { Config } from '../lib/config.js';
+import { Paced, Coalesced } from '../lib/coalesced.js';
 import type { Sql } from '../lib/db/connect.js';
+import type { TradeNotices } from '../lib/db/notices.js';
 import type { Logger } from '../lib/log.js';
 import type { Exchange } from './ccxt.js';
 import { loadPairs, type Listing, type PairRow } from './discover.js';
@@ -14,12 +17,16 @@ import { Publisher, type CycleReport } from './publish.js';
 import type { OnRestated } from './restate.js';
 import type { Certifier } from './settle.js';
 import { insertFxRates } from './store.js';
+import { VENUE_STREAMS, VenueStreamRunner, type StreamReport, type StreamTimings } from './streams/index.js';
+import { recordStreams, REPORT_EVERY_MS } from './streams/state.js';
 import { VenueSession } from './venue-session.js';
 import type { Venue } from './venues/types.js';
 
 export type { CycleReport } from './publish.js';
 
 const HOUR_MS = 3_600_000;
+/** This process as its rows name it (several pipelines may run, on several hosts). */
+const PROCESS = `${os.hostname()}:${process.pid}`;
 
 export interface PipelineOptions {
   readonly config: Config;
@@ -51,6 +58,10 @@ export interface PipelineOptions {
   readonly metrics?: PipelineMetrics;
   /** With several pipeline processes: this one publishes only while it holds the lease (pipeline/lease.ts). */
   readonly lease?: PublishLease;
+  /** Told of every pair whose trades were stored (the live rate's listeners, in every process). */
+  readonly notices?: TradeNotices;
+  /** Shorter keep-alive and silence limits for the venue streams (tests). */
+  readonly streamTimings?: StreamTimings;
 }
 
 export class Pipeline {
@@ -101,6 +112,7 @@ export class Pipeline {
           pairs: () => (this.pairsLoaded ??= loadPairs(o.sql)),
           settledThrough: (pair) => this.publisher.settledThrough(pair),
           stopped,
+          notices: o.notices,
         }),
     );
   }
@@ -114,6 +126,8 @@ export class Pipeline {
         if (!run.skipped) this.o.metrics?.venueRun(session.id, run);
       })
       .finally(() => {
+        // the stream follows the markets the run found (the first run discovers them)
+        this.streams.get(session.id)?.sync();
         if (this.started && !this.stopped) void this.publisher.publish().catch(() => {}); // errors are in the cycle record
       });
   }
@@ -177,12 +191,44 @@ export class Pipeline {
     loop(this.o.config.fxCycleSeconds * 1000, () => this.runFxCycle(), 'fx');
     for (const s of this.sessions) loop(cycleMs, () => this.collectVenue(s), `venue:${s.id}`);
     loop(cycleMs, () => this.publisher.publish(), 'publish');
+    if (this.o.config.streams) this.startStreams();
+  }
+
+  /** A stream for every venue that publishes one (Luno's with a key), beside its REST loop. */
+  private startStreams(): void {
+    for (const session of this.sessions) {
+      const stream = VENUE_STREAMS.find((s) => s.venue === session.id);
+      if (!stream?.available(this.o.config.lunoApiKey)) continue;
+      const runner = new VenueStreamRunner({
+        session,
+        stream,
+        log: this.o.log,
+        simUrl: this.o.config.simUrl,
+        credentials: this.o.config.lunoApiKey,
+        timings: this.o.streamTimings,
+        onReport: () => this.reportSoon.ask(),
+      });
+      this.streams.set(session.id, runner);
+      runner.sync(); // opens once the venue's markets are known (after its first run)
+    }
+    if (this.streams.size === 0) return;
+    const heartbeat = setInterval(() => this.reportSoon.ask(), REPORT_EVERY_MS);
+    heartbeat.unref();
+    this.timers.set('stream reports', heartbeat);
+  }
+
+  /** What each venue stream of this process is doing (health, tests). */
+  streamReports(): StreamReport[] {
+    return [...this.streams.values()].map((s) => s.report());
   }
 
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     for (const t of this.timers.values()) clearTimeout(t);
+    this.reportSoon.stop();
+    await Promise.all([...this.streams.values()].map((s) => s.stop()));
+    await this.reportJob.run().catch(() => {}); // the streams are seen stopped, not left open
     await Promise.allSettled([...this.inflight, ...this.sessions.map((s) => s.current), this.publisher.current]);
     await Promise.all(this.sessions.map((s) => s.stop()));
   }
