@@ -7,6 +7,7 @@
 import path from 'node:path';
 import { ConfigError, type Config } from '../lib/config.js';
 import { openDatabase, type Database } from '../lib/db/connect.js';
+import { tradeNotices } from '../lib/db/notices.js';
 import { openReadRouter } from '../lib/db/replicas.js';
 import type { Logger } from '../lib/log.js';
 import { startAdmin } from '../api/admin/server.js';
@@ -19,7 +20,7 @@ import { LiveSnapshot } from '../api/live/snapshot.js';
 import { buildDeps, startApi, type RunningApi } from '../api/server.js';
 import { storeDueMonthFiles } from '../api/month-files.js';
 import { observePairs } from '../api/webhooks/observations.js';
-import { Coalesced } from '../lib/coalesced.js';
+import { Coalesced, Paced } from '../lib/coalesced.js';
 import { createSecretBox } from '../lib/webhooks/secrets.js';
 import type { Pipeline } from '../pipeline/runner.js';
 
@@ -38,6 +39,9 @@ export interface ServiceOptions {
   /** The embedded database stopped on its own (already logged): the caller stops and exits non-zero. */
   readonly onDatabaseFatal?: (reason: Error) => void;
 }
+
+/** The least time between two alert observations asked for by stored trades. */
+const ALERT_SPACING_MS = 500;
 
 /** Month files made ahead per run, after a cycle: a few, so that a backlog (a new database's history) is spread over many cycles. */
 const MONTH_FILES_PER_RUN = 6;
@@ -70,6 +74,8 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
     // webhook signing secrets are sealed by the API and opened by the delivery worker with one box
     const webhookSecrets = createSecretBox({ keyHex: config.webhookSecretKey, keyDir: path.join(config.varDir, 'keys') });
     // the API's read replicas (DATABASE_READ_URL); a pipeline-only process reads the primary alone
+    // which pairs just had trades stored, heard by every process that serves or watches live rates
+    const notices = tradeNotices(db.sql, db.kind);
     const read = await openReadRouter(db.sql, config.role === 'pipeline' ? { ...config, databaseReadUrls: [] } : config, log);
     closers.push(['read replicas', () => read.close()]);
     // the live snapshot the API serves (its deps build it, with the replicas' fence); a
@@ -81,6 +87,7 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
       snapshot = deps.snapshot;
       closers.push(['snapshot', () => deps.snapshot.stop()]);
       await snapshot.refresh();
+      await snapshot.hear(notices);
       metrics?.watchApi({ streams: () => deps.streams.size, redis: deps.redis });
       api = await startApi(deps);
       closers.push(['api', () => api!.close()]);
@@ -159,9 +166,10 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
           await snapshot?.refresh();
           // alerts and month files: the publisher's (once for the service, not once per process)
           if (!lease.holds()) return;
-          await onPublished({ sql: db.sql, log, observe: async ({ rates }) => observePairs(db.sql, rates ? (snapshot ?? (await ratesNow())) : null), wake: () => webhooks.wake() });
+          await alerts.run();
           if (!stopping) monthFiles.run().catch((err: unknown) => log.warn({ err }, 'month files not made ahead'));
         },
+        notices,
         certifier: {
           issue: async (ranges, stopped) => {
             const issued = await certifier.issue(ranges, stopped);
@@ -190,6 +198,17 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
         metrics: metrics?.pipelineObserver,
       });
       const p = pipeline;
+      // webhook alerts: after every cycle, and within a second of stored trades (folded together)
+      const alerts = new Coalesced(() => onPublished({ sql: db.sql, log, observe: async ({ rates }) => observePairs(db.sql, rates ? (snapshot ?? (await ratesNow())) : null), wake: () => webhooks.wake() }), () => !stopping);
+      const alertsSoon = new Paced(alerts, ALERT_SPACING_MS, (err) => log.warn({ err }, 'webhook alerts not observed'));
+      const unlisten = await notices.listen(() => {
+        if (lease.holds()) alertsSoon.ask();
+      });
+      closers.push(['webhook alerts', async () => {
+        alertsSoon.stop();
+        await unlisten();
+        await alerts.current?.catch(() => {});
+      }]);
       // live rates for webhook alerts in a pipeline-only process, read only when an endpoint watches
       // them; one snapshot kept across cycles, so its outlier rule remembers who is out as the API's does
       let alertRates: LiveSnapshot | null = null;
