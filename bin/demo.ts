@@ -50,7 +50,8 @@ function fxHistory(market: SimMarket, newest: Date | null): FxRow[] {
 
 // signals are heard from the start: one during start-up stops the demo once it is up
 let fail: (reason: Error) => void = () => process.exit(1);
-const starting = startService(config, log, { collect: false, onDatabaseFatal: (reason) => fail(reason) }).catch(async (err: Error) => {
+// health says `starting` (503) until the history is published: what it answers is then what stays
+const starting = startService(config, log, { collect: false, starting: true, onDatabaseFatal: (reason) => fail(reason) }).catch(async (err: Error) => {
   log.fatal({ reason: err.message }, `the demo could not start: ${err.message}`);
   await sim.stop();
   process.exit(1);
@@ -75,8 +76,17 @@ if (pipeline) {
   await backfill(pipeline, db.sql, log, { from: new Date(historyStart), to: new Date() }).catch((err) =>
     log.warn({ err: (err as Error).message }, 'demo backfill stopped'),
   );
-  // ready means served: the live rates are built from the history before the first live cycle ends
+  // Ready means published: one collection by every venue (the ones that keep no history deliver
+  // their recent trades; each says where it stands) and one publish after it settle the history,
+  // certify it, publish its fixings and sign the transparency log's head, and build the live rates.
+  // Served before that, its candles changed, its log was empty and its venues read as failing for
+  // the first minutes.
+  if (!stopping) {
+    log.info('demo: publishing the history (settle, certify, fixings, transparency log)');
+    await pipeline.runTradeCycle().catch((err) => log.warn({ err: (err as Error).message }, 'demo: the first cycle failed; the live cycles retry it'));
+  }
   if (!stopping) await service.api?.deps.snapshot.refresh();
   if (!stopping) pipeline.start();
 }
+if (!stopping) service.ready();
 if (!stopping) log.info({ api: service.api?.url }, 'demo ready: try GET /v1/health, then make key TIER=builder NAME=demo EMAIL=demo@example.test DEMO=1');

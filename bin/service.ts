@@ -30,6 +30,8 @@ export interface Service {
   readonly pipeline: Pipeline | null;
   /** The metrics listener (METRICS_PORT), or null. */
   readonly metrics: MetricsHandle | null;
+  /** Ends the start-up that `starting` began: health says what is so from here on. */
+  ready(): void;
   stop(): Promise<void>;
 }
 
@@ -38,6 +40,11 @@ export interface ServiceOptions {
   readonly collect?: boolean;
   /** The embedded database stopped on its own (already logged): the caller stops and exits non-zero. */
   readonly onDatabaseFatal?: (reason: Error) => void;
+  /**
+   * The caller publishes what the database holds before it is served (the demo's history): until
+   * ready(), health answers 503 `starting` instead of a status of what is only half published.
+   */
+  readonly starting?: boolean;
 }
 
 /** The least time between two alert observations asked for by stored trades. */
@@ -82,7 +89,7 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
     // pipeline-only process keeps none
     let snapshot: LiveSnapshot | null = null;
     if (config.role !== 'pipeline') {
-      const deps = await buildDeps(config, log, db.sql, { read, signer, webhookSecrets, observer: metrics?.requestObserver });
+      const deps = await buildDeps(config, log, db.sql, { read, signer, webhookSecrets, observer: metrics?.requestObserver, starting: opts.starting, databaseAnswers: db.answers });
       closers.push(['redis', () => deps.redis?.disconnect()]);
       snapshot = deps.snapshot;
       closers.push(['snapshot', () => deps.snapshot.stop()]);
@@ -226,7 +233,10 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
       closers.push(['metrics listener', () => handle.close()]);
     }
     if (opts.collect !== false) pipeline?.start();
-    return { db, api, pipeline, metrics: metricsHandle, stop };
+    const ready = () => {
+      if (api) api.deps.startup.starting = false;
+    };
+    return { db, api, pipeline, metrics: metricsHandle, ready, stop };
   } catch (err) {
     await stop().catch(() => {});
     throw err;

@@ -72,6 +72,8 @@ export class Pipeline {
   private readonly inflight = new Set<Promise<unknown>>();
   private stopped = false;
   private started = false;
+  /** Venues asked at least once by this process: their first run restarts the silence count (venue_health.watched_since). */
+  private readonly watching = new Set<string>();
   private readonly now: () => number;
 
   constructor(private readonly o: PipelineOptions) {
@@ -120,6 +122,11 @@ export class Pipeline {
   /** Collects one venue (or joins its run under way), then publishes once it is started. */
   private async collectVenue(session: VenueSession): Promise<void> {
     await this.publisher.loadSettled();
+    if (!this.watching.has(session.id)) {
+      // silence is counted from here: the time this process was not running is not the venue's
+      await this.o.sql`UPDATE venue_health SET watched_since = now() WHERE exchange = ${session.id}`;
+      this.watching.add(session.id);
+    }
     await session
       .run((run) => {
         this.publisher.delivered(session.id, run.inserted, run.errors);

@@ -31,9 +31,12 @@ interface Reading {
   readonly database: 'ok' | 'busy' | 'error';
   readonly redis: 'ok' | 'error' | 'disabled';
   readonly at: number;
+  /** Taken while the service was starting: not answered again once it has started. */
+  readonly starting: boolean;
 }
 
 async function read(deps: AppDeps, previous: Reading | null): Promise<Reading> {
+  const starting = deps.startup.starting;
   let state: CollectorState | undefined;
   let database: Reading['database'] = 'ok';
   let answered = false;
@@ -53,18 +56,23 @@ async function read(deps: AppDeps, previous: Reading | null): Promise<Reading> {
   await within(2_000, deps.metrics.read()).catch(() => undefined);
   let redis: Reading['redis'] = 'disabled';
   if (deps.redis) redis = await within(1_000, deps.redis.ping()).then(() => 'ok' as const, () => 'error' as const);
-  return { state, database, redis, at: Date.now() };
+  return { state, database, redis, at: Date.now(), starting };
 }
 
 export function mount(router: AppRouter, deps: AppDeps): void {
   let last: Reading | null = null;
   let pending: Promise<Reading> | null = null;
-  const current = (now: number): Reading | Promise<Reading> => {
-    if (last && now - last.at <= READING_MS) return last;
-    pending ??= read(deps, last)
+  // a reading taken while the service was starting is not answered once it has started: it may
+  // predate what the start published (the first cycle's record)
+  const stale = (r: Reading) => r.starting && !deps.startup.starting;
+  const fetchReading = () =>
+    (pending ??= read(deps, last)
       .then((r) => (last = r))
-      .finally(() => (pending = null));
-    return pending;
+      .finally(() => (pending = null)));
+  const current = async (now: number): Promise<Reading> => {
+    if (last && now - last.at <= READING_MS && !stale(last)) return last;
+    const reading = await fetchReading();
+    return stale(reading) ? fetchReading() : reading;
   };
   router.get('/v1/health', async (ctx: AppContext) => {
     parseQuery(NO_QUERY, ctx);

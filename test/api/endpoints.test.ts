@@ -344,8 +344,12 @@ describe('pairs, status, health', () => {
     expect(res.body.pairs.BTCNGN.sources_failing).toEqual(['quidax']);
     expect(res.body.pairs.BTCNGN.sources_active).toEqual(['luno']);
     expect(res.body.overall_status).toBe('degraded');
-    // a venue that answers but delivers no trade for three 5-minute intervals is failing too
-    await t.db.sql`UPDATE venue_health SET last_trade_at = now() - INTERVAL '16 minutes' WHERE exchange = 'valr' AND pair = 'BTCZAR'`;
+    // a venue that answers but delivers no trade for three 5-minute intervals of being asked is
+    // failing too; not while the collector has asked it for less than that (just started)
+    await t.db.sql`UPDATE venue_health SET last_trade_at = now() - INTERVAL '16 minutes', watched_since = now() - INTERVAL '5 minutes' WHERE exchange = 'valr' AND pair = 'BTCZAR'`;
+    const started = await t.get('/v1/status', await t.key('free'));
+    expect(started.body.pairs.BTCZAR.sources_failing).toEqual([]);
+    await t.db.sql`UPDATE venue_health SET watched_since = now() - INTERVAL '16 minutes' WHERE exchange = 'valr' AND pair = 'BTCZAR'`;
     const silent = await t.get('/v1/status', await t.key('free'));
     expect(silent.body.pairs.BTCZAR.sources_failing).toEqual(['valr']);
   });
