@@ -275,12 +275,66 @@ export const PAIRS_RESPONSE = {
   },
 } as const;
 
+/** Beyond the contract, in health and status: how each venue's trades arrive. */
+export const VENUE_TRANSPORTS = {
+  type: 'array',
+  description: "Each venue and how its trades arrive: 'stream' (its trade stream, with the REST cycle behind it as the reconciler) or 'rest' (the REST cycle alone); where it streams, the stream's state (open; reconnecting: a connection was lost, REST fills the gap; connecting) and how long ago its last trade message came.",
+  items: {
+    type: 'object',
+    required: ['exchange', 'transport', 'stream'],
+    additionalProperties: false,
+    properties: {
+      exchange: STR,
+      transport: { enum: ['stream', 'rest'] },
+      stream: {
+        anyOf: [
+          {
+            type: 'object',
+            required: ['state', 'last_message_age_seconds'],
+            additionalProperties: false,
+            properties: { state: { enum: ['open', 'reconnecting', 'connecting'] }, last_message_age_seconds: { type: ['integer', 'null'] } },
+          },
+          { type: 'null' },
+        ],
+      },
+    },
+  },
+} as const;
+
+/** Beyond the contract, in health and status: which processes collect and which one publishes. */
+export const PIPELINE_PROCESSES = {
+  type: 'object',
+  description:
+    "Which processes collect and which one publishes: every pipeline process seen in the last 30 seconds (host, pid, role, the venues it collects, whether it publishes, seconds since it was last seen) and the publisher (the holder of the publisher lease, since when; null for up to 15 s after a publisher stops, until another takes over). Any number of pipeline processes may run; one publishes at a time.",
+  required: ['publisher', 'processes'],
+  additionalProperties: false,
+  properties: {
+    publisher: {
+      anyOf: [
+        { type: 'object', required: ['host', 'pid', 'since'], additionalProperties: false, properties: { host: STR, pid: INT, since: TIMESTAMP } },
+        { type: 'null' },
+      ],
+    },
+    processes: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['host', 'pid', 'role', 'venues', 'publisher', 'last_seen_seconds'],
+        additionalProperties: false,
+        properties: { host: STR, pid: INT, role: { enum: ['all', 'pipeline'] }, venues: { type: 'array', items: STR }, publisher: { type: 'boolean' }, last_seen_seconds: INT },
+      },
+    },
+  },
+} as const;
+
 export const STATUS_RESPONSE = {
   type: 'object',
   required: ['overall_status', 'pairs'],
   additionalProperties: false,
   properties: {
     overall_status: { enum: ['healthy', 'degraded', 'outage'] },
+    venues: VENUE_TRANSPORTS,
+    pipeline: PIPELINE_PROCESSES,
     pairs: {
       type: 'object',
       additionalProperties: {
@@ -321,6 +375,8 @@ export const HEALTH_RESPONSE = {
         fx_updates: { enum: ['ok', 'error'] },
       },
     },
+    venues: VENUE_TRANSPORTS,
+    pipeline: PIPELINE_PROCESSES,
     database_replicas: {
       type: 'array',
       description:
