@@ -8,6 +8,7 @@ import { timestamp } from '../lib/format.js';
 import { FRESH_SECONDS } from '../lib/methodology/rules.js';
 import type { AppDeps } from './context.js';
 import { LiveJsonCache } from './live/cache.js';
+import type { PipelineState } from './queries/rates.js';
 import { sourcesByPair } from './queries/sources.js';
 
 export interface PairStatus {
@@ -35,4 +36,24 @@ export async function pairStatuses(deps: Pick<AppDeps, 'pairs' | 'snapshot'>, sq
   }
   const overall = fresh === 0 ? 'outage' : fresh === deps.pairs.size && !anyFailing ? ('healthy' as const) : ('degraded' as const);
   return { overall: overall as 'healthy' | 'degraded' | 'outage', pairs, now };
+}
+
+/**
+ * Which processes collect and which one publishes, as health and GET /v1/status show it: the
+ * pipeline processes seen in the last 30 seconds (each writes its row every few seconds,
+ * pipeline/lease.ts) with their venues, and the holder of the publisher lease (null: none now,
+ * e.g. for up to 15 s after the publisher died, until another takes over).
+ */
+export function presentPipeline(state: PipelineState, nowMs = Date.now()) {
+  return {
+    publisher: state.publisher ? { host: state.publisher.host, pid: state.publisher.pid, since: timestamp(new Date(state.publisher.since)) } : null,
+    processes: state.processes.map((p) => ({
+      host: p.host,
+      pid: p.pid,
+      role: p.role,
+      venues: p.venues,
+      publisher: p.publisher,
+      last_seen_seconds: Math.max(0, Math.floor((nowMs - new Date(p.last_seen).getTime()) / 1000)),
+    })),
+  };
 }

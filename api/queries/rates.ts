@@ -72,6 +72,14 @@ export interface CollectorState {
   market: 'real' | 'simulated' | null;
   newest_trade: Date | null;
   newest_fx: Date | null;
+  /** Which processes collect and which one publishes (api/status.ts presentPipeline). */
+  pipeline: PipelineState;
+}
+
+/** collector_state.pipeline: the processes seen in the last 30 seconds and the publisher's lease (times as JSON text). */
+export interface PipelineState {
+  publisher: { host: string; pid: number; since: string } | null;
+  processes: { host: string; pid: number; role: 'all' | 'pipeline'; venues: string[]; last_seen: string; publisher: boolean }[];
 }
 
 /** What health reports of collection (sql/views/95_collector_state.sql). */

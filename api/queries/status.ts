@@ -1,6 +1,13 @@
 // Status queries: how each pair stands (settlement, late trades), the collector's recent cycles and
 // its uptime. A cycle "worked" by one rule, cycle_worked() (sql/functions/94_cycle_worked.sql).
 import type { Sql } from '../../lib/db/connect.js';
+import type { PipelineState } from './rates.js';
+
+/** Which processes collect and which one publishes (collector_state.pipeline). */
+export async function pipelineState(sql: Sql): Promise<PipelineState | undefined> {
+  const [row] = await sql<{ pipeline: PipelineState }[]>`SELECT pipeline FROM collector_state`;
+  return row?.pipeline;
+}
 
 /** Each public pair's settled_through and the late trades noticed in the last 24 hours. */
 export function settlementByPair(sql: Sql) {

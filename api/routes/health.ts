@@ -14,6 +14,7 @@ import { type Operation } from '../operation.js';
 import { NO_QUERY, parseQuery } from '../validate.js';
 import { collectorState, type CollectorState } from '../queries/rates.js';
 import { HEALTH_RESPONSE, type HealthResponse } from '../schemas.js';
+import { presentPipeline } from '../status.js';
 
 export const operations: Operation[] = [
   { method: 'get', path: '/v1/health', summary: 'Service health (no key needed, not rate limited)', tier: null, access: 'open', query: NO_QUERY, response: HEALTH_RESPONSE },
@@ -102,6 +103,8 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       },
       // the replicas are a capacity matter: reads fall back to the primary, so they leave status alone
       ...(deps.read.hasReplicas ? { database_replicas: deps.read.states().map((r) => ({ name: r.name, state: r.state, lag_seconds: r.lagSeconds === null ? null : Math.round(r.lagSeconds * 10) / 10 })) } : {}),
+      // which processes collect and which one publishes (on a database server there may be several)
+      ...(state?.pipeline ? { pipeline: presentPipeline(state.pipeline, now) } : {}),
       data_freshness: { crypto_prices_age_seconds: age(state?.newest_trade), fx_rates_age_seconds: age(state?.newest_fx) },
       metrics: deps.metrics.summary(now),
     } satisfies HealthResponse;

@@ -161,6 +161,11 @@ describe('two pipeline processes on one database', () => {
       const api = serve({ ...env, ROLE: 'api' });
       await api.heard('"API listening"');
       const url = (JSON.parse(api.log().split('\n').find((l) => l.includes('"API listening"'))!) as { url: string }).url;
+      // health says who collects what and who publishes
+      const health = (await (await fetch(`${url}/v1/health`)).json()) as { pipeline: { publisher: { pid: number } | null; processes: { pid: number; venues: string[]; publisher: boolean }[] } };
+      expect(health.pipeline.publisher?.pid).toBe(publisher.proc.pid);
+      expect(health.pipeline.processes.find((p) => p.pid === publisher.proc.pid)).toEqual(expect.objectContaining({ venues: publisher === a ? ['luno', 'binance'] : ['valr', 'quidax'], publisher: true }));
+      expect(health.pipeline.processes.filter((p) => p.publisher).length).toBe(1);
       const day = new Date().toISOString().slice(0, 10);
       const answer = (await (await fetch(`${url}/v1/transparency/heads?date=${day}`)).json()) as { heads: { tree_size: number; timestamp: string }[] };
       const sizes = answer.heads.map((h) => h.tree_size);
