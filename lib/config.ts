@@ -6,6 +6,7 @@ export type Role = 'all' | 'api' | 'pipeline';
 export type Market = 'real' | 'simulated';
 
 export interface Config {
+  /** A database server's URL; several hosts (postgres://u@h1:5433,h2:5433/db): the one accepting writes is used. */
   readonly databaseUrl: string | undefined;
   /**
    * Streaming replicas of databaseUrl: an API process sends its read-only queries to them (the
@@ -122,6 +123,30 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw;
 }
 
+/**
+ * One URL for each host of a postgres URL, in order: 'postgres://u:pw@h1:5433,h2/db?sslmode=require'
+ * names two (libpq's form), each keeping the user, password, database and parameters.
+ */
+export function postgresHosts(url: string): string[] {
+  const match = /^([a-z][a-z0-9+.-]*:\/\/)([^@/?#]*@)?([^/?#]*)(.*)$/i.exec(url);
+  if (!match) return [url];
+  const [, scheme, user = '', hosts, rest] = match;
+  return hosts!.split(',').map((host) => `${scheme}${user}${host}${rest}`);
+}
+
+/** DATABASE_URL: a postgres URL of one host or several (the service writes to the one that accepts writes). */
+function databaseUrlOf(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const hosts = postgresHosts(raw);
+  hosts.forEach((host, i) => {
+    const label = hosts.length > 1 ? `${name} (host ${i + 1})` : name;
+    if (hosts.length > 1 && /^[a-z]+:\/\/([^@/?#]*@)?(:|$|[/?#])/i.test(host)) throw new ConfigError(label, 'is empty: separate the hosts by single commas');
+    url({ [label]: host }, label, ['postgres:', 'postgresql:']);
+  });
+  return raw;
+}
+
 /** A comma-separated list of postgres URLs of replicas; only beside a server (the embedded database has none). */
 function readUrls(env: Env, name: string, databaseUrl: string | undefined): string[] {
   const raw = env[name];
@@ -173,7 +198,7 @@ function lunoKey(env: Env): Config['lunoApiKey'] {
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const varDir = path.resolve(env.AFRATES_VAR_DIR || 'var');
   const port = integer(env, 'PORT', 8080, 0, 65535);
-  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+  const databaseUrl = databaseUrlOf(env, 'DATABASE_URL');
   const config: Config = {
     databaseUrl,
     databaseReadUrls: readUrls(env, 'DATABASE_READ_URL', databaseUrl),

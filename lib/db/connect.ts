@@ -2,14 +2,14 @@
 // var/db. Nothing else in the code base needs to know which of the two it talks to; what differs
 // shows only in `kind` and the pool's size (the embedded one admits a single connection).
 import postgres from 'postgres';
-import type { Config } from '../config.js';
+import { postgresHosts, type Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { within } from '../within.js';
 import { startEmbedded, type EmbeddedDatabase } from './embedded/index.js';
 import { migrate } from './migrate.js';
-import { createPool, type Sql } from './pool.js';
+import { createPool, currentUrl, writableHost, type Sql } from './pool.js';
 
-export { createPool, isUnreachable, withoutStatementTimeout, type Sql, type Tx } from './pool.js';
+export { createPool, isUnreachable, replaceConnections, withoutStatementTimeout, type Sql, type Tx } from './pool.js';
 
 export interface Database {
   readonly sql: Sql;
@@ -55,20 +55,22 @@ export async function openDatabase(config: Config, log: Logger, opts: OpenOption
     url = embedded.url;
     log.info({ dataDir }, 'embedded TimescaleDB started');
   }
+  // of several hosts, the one that accepts writes: migrations run there, and the pool starts there
+  let at = 0;
   try {
-    if (opts.migrate !== false) await migrate(url, log);
+    if (embedded === null) at = await writableHost(url);
+    if (opts.migrate !== false) await migrate(postgresHosts(url)[at]!, log);
   } catch (err) {
     await stopEmbedded();
     throw err;
   }
-  const sql = createPool(url, kind === 'embedded' ? 1 : 10, config.statementTimeoutMs, log);
-  const serverUrl = url;
+  const sql = createPool(url, kind === 'embedded' ? 1 : 10, config.statementTimeoutMs, log, { watch: kind === 'server', startAt: at });
   return {
     sql,
     kind,
     url,
     embedded,
-    answers: (timeoutMs) => (embedded ? Promise.resolve(embedded.alive) : serverAnswers(serverUrl, timeoutMs)),
+    answers: (timeoutMs) => (embedded ? Promise.resolve(embedded.alive) : serverAnswers(currentUrl(sql), timeoutMs)),
     async close() {
       await sql.end({ timeout: 5 });
       await stopEmbedded();

@@ -1,8 +1,11 @@
-// The connection pool every part of afrates talks to the database through (postgres.js), and the
-// settings each of its connections gets whatever the server's defaults. Which database the pool
-// points at is lib/db/connect.ts's choice.
+// The connection pool every part of afrates talks to the database through (postgres.js), the
+// settings each of its connections gets whatever the server's defaults, and the watch that
+// replaces its connections when the server goes silent and follows the server that accepts
+// writes. Which database the pool points at is lib/db/connect.ts's choice.
 import postgres from 'postgres';
+import { postgresHosts } from '../config.js';
 import { createLogger, type Logger } from '../log.js';
+import { within } from '../within.js';
 
 export type Sql = postgres.Sql;
 /** A connection inside a transaction (sql.begin): statements that must commit together. */
@@ -37,15 +40,9 @@ function guardArrayTypeFetch(log: Pick<Logger, 'warn'> | undefined): void {
   });
 }
 
-/**
- * log: where the array-type failure above is told (the service's log; a warning logger if none).
- * statementTimeoutMs: the server cancels a statement running longer; 0: never, whatever the
- * server's or database's default (migrations rebuild aggregates for minutes: a managed database's
- * statement_timeout would cancel them).
- */
-export function createPool(url: string, max: number, statementTimeoutMs = 0, log?: Pick<Logger, 'warn'>): Sql {
-  guardArrayTypeFetch(log);
-  return postgres(url, {
+/** The options every connection of a pool gets (one host each: the watch below picks the host). */
+function connectionOptions(max: number, statementTimeoutMs: number, writable: boolean): postgres.Options<{}> {
+  return {
     max,
     onnotice: () => {},
     // numeric and bigint come back as exact strings; lib/format.ts turns them into JSON numbers.
@@ -56,11 +53,215 @@ export function createPool(url: string, max: number, statementTimeoutMs = 0, log
     // one (statement_timeout 0) out of the startup message.
     connection: { application_name: 'afrates', DateStyle: 'ISO, YMD', jit: 'off', statement_timeout: String(statementTimeoutMs) } as Record<string, string | number> as never,
     idle_timeout: max === 1 ? 0 : 30,
+    // a server that accepts no connection (every packet dropped) fails the query in this long, not postgres.js's 30 s
+    connect_timeout: CONNECT_TIMEOUT_S,
+    // of several hosts, a connection that lands on a standby is closed at once, its query failing
+    ...(writable ? { target_session_attrs: 'read-write' as const } : {}),
     // Reconnecting after a refused or lost connection: 10 ms, doubling, at most 100 ms (seconds
     // here), so queries fail fast while the server is away and pass within a second of its return;
     // a down server sees at most ten attempts a second per connection (docs/decisions.md, "Reconnecting after an outage").
     backoff: (retries: number) => Math.min(2 ** retries / 100, 0.1),
+  };
+}
+
+/** How long a new connection may take before its query fails (seconds). */
+const CONNECT_TIMEOUT_S = 10;
+/** How often a watched pool's server is asked whether it answers (and accepts writes). */
+export const WATCH_EVERY_MS = 5_000;
+/** A server that has not answered the watch's query in this long is silent: its connections are replaced. */
+export const WATCH_TIMEOUT_MS = 10_000;
+
+export interface PoolOptions {
+  /**
+   * Watch the server from a connection of its own (servers only: the embedded database admits one
+   * connection): one silent for WATCH_TIMEOUT_MS has every connection of the pool replaced, and of
+   * a URL with several hosts the pool follows the one that accepts writes.
+   */
+  watch?: boolean;
+  /** The index of the host (of several) to start on: the one found writable (writableHost). */
+  startAt?: number;
+}
+
+interface Handle {
+  /** the postgres.js pool queries go to now (one host) */
+  current: Sql;
+  /** index into hosts of the host it is on */
+  at: number;
+  readonly hosts: readonly string[];
+  /** reason: logged (none: the caller tells it its own way) */
+  replace(reason: string | null, to?: number): void;
+  ended: boolean;
+}
+
+const handles = new WeakMap<object, Handle>();
+
+/**
+ * A pool (postgres.js) on `url`, whose connections can be replaced without the callers noticing
+ * more than the failure of what was running on them: the Sql handed out stays the same object.
+ * log: where the array-type failure above, a replacement and a change of host are told (a warning
+ * logger if none). statementTimeoutMs: the server cancels a statement running longer; 0: never,
+ * whatever the server's or database's default (migrations rebuild aggregates for minutes: a
+ * managed database's statement_timeout would cancel them). A URL with several hosts
+ * (postgres://u@h1:5433,h2:5433/db) is served by the one that accepts writes (docs/operations.md,
+ * "The database": a failover, a server that goes silent).
+ */
+export function createPool(url: string, max: number, statementTimeoutMs = 0, log?: Pick<Logger, 'warn'>, opts: PoolOptions = {}): Sql {
+  guardArrayTypeFetch(log);
+  const say = log ?? createLogger('warn');
+  const hosts = postgresHosts(url);
+  const writable = hosts.length > 1;
+  const open = (at: number) => postgres(hosts[at]!, connectionOptions(max, statementTimeoutMs, writable)) as Sql;
+  const handle: Handle = {
+    current: open(opts.startAt ?? 0),
+    at: opts.startAt ?? 0,
+    hosts,
+    ended: false,
+    replace(reason, to = handle.at) {
+      if (handle.ended) return;
+      const old = handle.current;
+      const moved = to !== handle.at;
+      handle.at = to;
+      handle.current = open(to);
+      if (reason !== null) say.warn({ where: placeOf(hosts[to]!), reason }, moved ? 'database: following the server that accepts writes; queries on the old one fail' : 'database: connections replaced; queries running on them fail');
+      // silent or gone: what runs on the old connections will never be answered
+      void old.end({ timeout: 0 }).catch(() => {});
+    },
+  };
+  const sql = new Proxy(function pool() {} as unknown as Sql, {
+    apply: (_target, _self, args: unknown[]) => Reflect.apply(handle.current as never, undefined, args),
+    get: (_target, prop) => {
+      if (prop === 'end') return (o?: { timeout?: number }) => endPool(handle, o);
+      return Reflect.get(handle.current, prop);
+    },
+    has: (_target, prop) => Reflect.has(handle.current, prop),
   });
+  handles.set(sql, handle);
+  if (opts.watch) watch(handle, say, WATCH_EVERY_MS, WATCH_TIMEOUT_MS, writable);
+  return sql;
+}
+
+const watchEnds = new WeakMap<Handle, () => Promise<void>>();
+
+async function endPool(handle: Handle, o?: { timeout?: number }): Promise<void> {
+  handle.ended = true;
+  await watchEnds.get(handle)?.();
+  await handle.current.end(o);
+}
+
+/**
+ * Every connection of `sql` (a pool from createPool) closed and made anew on its next query:
+ * for a server that stopped answering without closing them (the read router's replicas, which
+ * logs it its own way).
+ */
+export function replaceConnections(sql: Sql): void {
+  handles.get(sql)?.replace(null);
+}
+
+/** The URL of the one host a pool from createPool talks to now. */
+export function currentUrl(sql: Sql): string {
+  const handle = handles.get(sql);
+  return handle ? handle.hosts[handle.at]! : '';
+}
+
+/** host:port/database of a postgres URL of one host, for logs (never the password). */
+export function placeOf(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || '5432'}${u.pathname}`;
+  } catch {
+    return 'an unparsable URL';
+  }
+}
+
+type Verdict = 'writable' | 'read-only' | 'silent' | 'unreachable';
+
+/** How a host answers now: a query on a connection of its own, within timeoutMs. */
+async function ask(url: string, timeoutMs: number, conn?: Sql): Promise<Verdict> {
+  // no type fetch: its failure would be unhandled (above), and this query needs none
+  const own = conn ?? (postgres(url, { max: 1, fetch_types: false, connect_timeout: Math.ceil(timeoutMs / 1000), onnotice: () => {} }) as Sql);
+  try {
+    const [row] = await within(timeoutMs, own<{ writable: boolean }[]>`SELECT NOT pg_is_in_recovery() AND current_setting('transaction_read_only') = 'off' AS writable`);
+    return row!.writable ? 'writable' : 'read-only';
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    return code === 'ETIMEDOUT' || code === 'CONNECT_TIMEOUT' ? 'silent' : 'unreachable';
+  } finally {
+    if (!conn) void own.end({ timeout: 0 }).catch(() => {});
+  }
+}
+
+/**
+ * The watch of one pool: every everyMs, its host is asked on a connection of its own. Silent for
+ * timeoutMs: the pool's connections are replaced (what ran on them fails; postgres.js alone would
+ * wait for TCP to give up, ~15 minutes). Of several hosts, when its host is not the writable one
+ * (gone, silent, or a standby now), the first host found writable takes over.
+ */
+function watch(handle: Handle, say: Pick<Logger, 'warn'>, everyMs: number, timeoutMs: number, writable: boolean): void {
+  const openProbe = () => postgres(handle.hosts[handle.at]!, { max: 1, fetch_types: false, connect_timeout: Math.ceil(timeoutMs / 1000), idle_timeout: 0, onnotice: () => {} }) as Sql;
+  let probe = openProbe();
+  let probeAt = handle.at;
+  let timer: NodeJS.Timeout | undefined;
+  /** "no host accepts writes" has been logged (once until one does) */
+  let noneWritable = false;
+  const once = async () => {
+    if (probeAt !== handle.at) {
+      void probe.end({ timeout: 0 }).catch(() => {});
+      probe = openProbe();
+      probeAt = handle.at;
+    }
+    const verdict = await ask(handle.hosts[handle.at]!, timeoutMs, probe);
+    if (handle.ended) return;
+    if (verdict === 'writable') noneWritable = false;
+    if (verdict === 'silent') {
+      void probe.end({ timeout: 0 }).catch(() => {});
+      probe = openProbe();
+    }
+    if (verdict === 'writable' || (!writable && verdict !== 'silent')) return;
+    if (writable) {
+      const found = await firstWritable(handle.hosts, timeoutMs);
+      if (handle.ended) return;
+      if (found !== null && (found !== handle.at || verdict === 'silent')) return handle.replace(verdict === 'silent' ? `${placeOf(handle.hosts[handle.at]!)} did not answer within ${timeoutMs} ms` : `${placeOf(handle.hosts[handle.at]!)} is ${verdict}`, found);
+    }
+    if (verdict === 'silent') handle.replace(`it did not answer within ${timeoutMs} ms`);
+    else if (!noneWritable) {
+      noneWritable = true;
+      say.warn({ where: placeOf(handle.hosts[handle.at]!), state: verdict }, 'database: no host accepts writes; queries fail until one does');
+    }
+  };
+  const next = () => {
+    if (handle.ended) return;
+    timer = setTimeout(() => void once().catch(() => {}).finally(next), everyMs);
+    timer.unref();
+  };
+  next();
+  // ending the probe fails a round under way at once; its asking of other hosts ends by itself
+  watchEnds.set(handle, async () => {
+    clearTimeout(timer);
+    await probe.end({ timeout: 0 }).catch(() => {});
+  });
+}
+
+/**
+ * Of a URL with several hosts, the index of one that accepts writes now (0 for a single host, as
+ * it is); throws naming each host's state when none does (a failover under way: the caller retries).
+ */
+export async function writableHost(url: string, timeoutMs = WATCH_TIMEOUT_MS): Promise<number> {
+  const hosts = postgresHosts(url);
+  if (hosts.length === 1) return 0;
+  const found = await firstWritable(hosts, timeoutMs);
+  if (found !== null) return found;
+  const states = await Promise.all(hosts.map(async (host) => `${placeOf(host)} ${await ask(host, timeoutMs)}`));
+  throw Object.assign(new Error(`no host of the database URL accepts writes: ${states.join(', ')}`), { code: '08001' });
+}
+
+/** The index of the first host to answer that it accepts writes (all asked at once), or null. */
+async function firstWritable(hosts: readonly string[], timeoutMs: number): Promise<number | null> {
+  return Promise.any(
+    hosts.map(async (url, i) => {
+      if ((await ask(url, timeoutMs)) !== 'writable') throw new Error('not writable');
+      return i;
+    }),
+  ).catch(() => null);
 }
 
 // SQLSTATE classes that mean "the server is not there" (connection exceptions, insufficient

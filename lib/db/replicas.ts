@@ -7,15 +7,17 @@
 //   ran on the primary while a replica was up, and when a replica comes back; a replica whose
 //   replay position is behind it is passed over until it has replayed that far;
 // - and its replay lag is at most DATABASE_READ_MAX_LAG_SECONDS.
-// Each replica is probed every second (reachable, still a standby, replay position and lag), at
-// once when the fence passes it, and for a read that finds the fence passed it moments ago (the
-// read waits for that probe rather than go to the primary). One that fails a probe or a query for
-// a connection reason is down: skipped, with one log line when it goes and one when it is back,
-// and the query that failed is run again on the primary, so the customer sees no error. Replicas
+// Each replica is probed a second after the last round of probes ended (reachable, still a
+// standby, replay position and lag), at once when the fence passes it, and for a read that finds
+// the fence passed it moments ago (the read waits for that probe rather than go to the primary).
+// One that fails a probe or a query for a connection reason is down: skipped, with one log line
+// when it goes and one when it is back, and the query that failed is run again on the primary, so
+// the customer sees no error. One silent for a probe's timeout has its connections replaced (TCP
+// alone would hold what runs on them ~15 minutes). Replicas
 // are chosen in turn; with none usable, the primary serves. Two replicas may differ in what was
 // written after the fence (the open 5-minute candle's newest trades), never in what was published.
 import { createLogger, type Logger } from '../log.js';
-import { createPool, isUnreachable, type Sql } from './pool.js';
+import { createPool, isUnreachable, placeOf, replaceConnections, type Sql } from './pool.js';
 import { Coalesced } from '../coalesced.js';
 import { within } from '../within.js';
 
@@ -83,12 +85,6 @@ export interface ReadRouterOptions {
   /** The statement timeout of the replicas' connections, as the primary's (lib/config.ts statementTimeoutMs). */
   readonly statementTimeoutMs: number;
   readonly probeEveryMs?: number;
-}
-
-/** host:port/database of a postgres URL, for logs. */
-function placeOf(url: string): string {
-  const u = new URL(url);
-  return `${u.hostname}:${u.port || '5432'}${u.pathname}`;
 }
 
 /** A read cancelled by a hot standby because replay needed what it held: the primary can answer it. */
@@ -287,6 +283,11 @@ export class ReadRouter implements WalFence {
                  extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8 AS since_replay`,
       )) as unknown as [ProbeRow];
     } catch (err) {
+      // silent (every packet dropped): its connections would wait ~15 minutes for TCP to give up
+      if ((err as { code?: unknown }).code === 'ETIMEDOUT') {
+        replaceConnections(r.sql);
+        replaceConnections(r.probe);
+      }
       this.wentDown(r, err);
       return;
     }
