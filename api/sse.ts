@@ -72,6 +72,14 @@ export class EventStream {
   }
 }
 
+/** Who holds a stream (a key, an account) and how many that one may hold open here. */
+export interface StreamOwner {
+  readonly owner: string;
+  readonly max: number;
+  /** Why a stream past `max` is refused (the 429's message). */
+  readonly message: string;
+}
+
 export class EventStreams {
   private readonly open = new Set<EventStream>();
   private readonly perOwner = new Map<string, Set<EventStream>>();
@@ -83,16 +91,18 @@ export class EventStreams {
   ) {}
 
   /**
-   * Turns the response into an event stream for `owner`, who may hold at most `maxForOwner` open
-   * (429 beyond it: `capMessage` says why). 503 when the process holds MAX_STREAMS already.
+   * Turns the response into an event stream held by each of `owners` (a key and its account), each
+   * of whom may hold at most its `max` open (429 beyond it: its `message` says why). 503 when the
+   * process holds MAX_STREAMS already.
    */
-  start(ctx: AppContext, owner: string, maxForOwner: number, capMessage: string): EventStream {
-    if (this.count(owner) >= maxForOwner) {
+  start(ctx: AppContext, owners: readonly StreamOwner[]): EventStream {
+    for (const { owner, max, message } of owners) {
+      if (this.count(owner) < max) continue;
       // The cap, not the minute, refused it: the IETF headers name the "streams" policy, so a client
       // can tell it from a spent minute (which waiting cures) even when this was the minute's last request.
-      throw new ApiError(429, 'rate_limit_exceeded', capMessage, {
+      throw new ApiError(429, 'rate_limit_exceeded', message, {
         'Retry-After': String(RETRY_MS / 1000),
-        'RateLimit-Policy': `"streams";q=${maxForOwner}`,
+        'RateLimit-Policy': `"streams";q=${max}`,
         RateLimit: `"streams";r=0;t=${RETRY_MS / 1000}`,
       });
     }
@@ -111,18 +121,20 @@ export class EventStreams {
     ctx.body = body;
 
     const stream = new EventStream(body, () => {
-      this.log.warn({ owner, requestId: ctx.state.requestId }, 'event stream dropped: its client stopped reading');
+      this.log.warn({ owner: owners[0]?.owner, requestId: ctx.state.requestId }, 'event stream dropped: its client stopped reading');
       socket.destroy();
     });
     this.open.add(stream);
-    const owned = this.perOwner.get(owner) ?? new Set<EventStream>();
-    owned.add(stream);
-    this.perOwner.set(owner, owned);
-    stream.onClose(() => {
-      this.open.delete(stream);
-      owned.delete(stream);
-      if (owned.size === 0 && this.perOwner.get(owner) === owned) this.perOwner.delete(owner);
-    });
+    stream.onClose(() => this.open.delete(stream));
+    for (const { owner } of owners) {
+      const owned = this.perOwner.get(owner) ?? new Set<EventStream>();
+      owned.add(stream);
+      this.perOwner.set(owner, owned);
+      stream.onClose(() => {
+        owned.delete(stream);
+        if (owned.size === 0 && this.perOwner.get(owner) === owned) this.perOwner.delete(owner);
+      });
+    }
     // the client went away (or the server ended the response)
     ctx.res.once('close', () => stream.close());
     return stream;

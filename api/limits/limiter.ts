@@ -17,6 +17,7 @@ import { fixedWindow, limitHeaders, refusalHeaders, type FixedWindow } from './w
 import { ApiError } from '../errors.js';
 import { TIER_RULES, type Tier } from '../../lib/tiers.js';
 import { MemoryCounters, RedisCounters } from './counters.js';
+import { InFlight } from './concurrency.js';
 
 export interface LimitSubject {
   readonly id: string;
@@ -65,6 +66,8 @@ function monthSpent(perMonth: number, month: Month, now: number, headers: Record
 }
 
 export class RateLimiter {
+  /** Each customer's requests in flight in this process (its concurrency share: api/limits/concurrency.ts). */
+  readonly inFlight = new InFlight();
   private readonly local: MemoryCounters;
   private readonly shared: RedisCounters | null;
   /** customer|month -> the restore of that month's usage, run once per process. */

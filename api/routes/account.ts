@@ -20,7 +20,6 @@ import {
 } from '../schemas.js';
 import { TIER_RULES } from '../../lib/tiers.js';
 import { NO_QUERY, parseBody, parseParams, parseQuery } from '../validate.js';
-import { STREAMS_PER_KEY } from './stream.js';
 
 const DAILY_DAYS = 30;
 const keyParams = {
@@ -117,7 +116,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
         intervals: [...rules.intervals],
         history_days: rules.historyDays,
         max_page: rules.maxPage,
-        streams_per_key: STREAMS_PER_KEY[customer.tier],
+        streams_per_key: rules.streamsPerKey,
       },
       usage: {
         minute: { used: counted.minute, limit: rules.perMinute, resets_at: timestamp((Math.floor(now / 60_000) + 1) * 60_000) },

@@ -124,7 +124,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
 
   router.get('/v1/board/stream', async (ctx: AppContext) => {
     parseQuery(NO_QUERY, ctx);
-    const stream = deps.streams.start(ctx, `ip:${ctx.ip}`, BOARD_STREAMS_PER_ADDRESS, `At most ${BOARD_STREAMS_PER_ADDRESS} open board streams per address; close one first.`);
+    const stream = deps.streams.start(ctx, [{ owner: `ip:${ctx.ip}`, max: BOARD_STREAMS_PER_ADDRESS, message: `At most ${BOARD_STREAMS_PER_ADDRESS} open board streams per address; close one first.` }]);
     stream.onRefresh = (version) => void board().then((body) => stream.send(version, 'board', body));
     if (missed(lastEventId(ctx), deps.snapshot.version)) stream.send(deps.snapshot.version, 'board', await board());
   });

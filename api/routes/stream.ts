@@ -3,20 +3,20 @@
 // would answer at that moment, with the key's tier gating (api/live/present.ts). Event ids grow
 // with every rebuild; a client reconnecting with Last-Event-ID older than the current snapshot
 // (it missed a refresh) gets the current state at once. Opening a stream is one request for the
-// rate limits; a key may hold STREAMS_PER_KEY of them open (docs/decisions.md, "Web").
+// rate limits; a key may hold its tier's streamsPerKey of them open, and a customer's keys together
+// its streamsPerAccount, in each API process (lib/tiers.ts; docs/decisions.md, "Web").
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { presentLive } from '../live/present.js';
 import type { Operation } from '../operation.js';
 import { STREAM_EVENT, type StreamEvent } from '../schemas.js';
 import { livePairs } from './live.js';
 import { presentRestatement } from './restatements.js';
-import { lastEventId, missed } from '../sse.js';
-import { tierLabel, type Tier } from '../../lib/tiers.js';
+import { lastEventId, missed, type StreamOwner } from '../sse.js';
+import { TIER_RULES, TIERS, tierLabel } from '../../lib/tiers.js';
 import { timestamp } from '../../lib/format.js';
 import { BOOL, parseQuery } from '../validate.js';
 
-/** Open streams per key, by tier. Every tier may stream; the caps keep idle connections bounded. */
-export const STREAMS_PER_KEY: Readonly<Record<Tier, number>> = { free: 1, builder: 3, professional: 10, enterprise: 50 };
+const streamCaps = (which: 'streamsPerKey' | 'streamsPerAccount') => TIERS.map((t) => `${tierLabel(t)} ${TIER_RULES[t][which]}`).join(', ');
 
 const query = {
   type: 'object',
@@ -36,7 +36,7 @@ export const operations: Operation[] = [
     path: '/v1/rates/stream',
     summary:
       'Live rates as Server-Sent Events: an event `rates` (the body of GET /v1/rates/live) after every refresh, an event `restatement` (an element of GET /v1/restatements) when a settled value of one of the pairs is restated, a comment heartbeat every 15 s; ' +
-      'send Last-Event-ID to resume. Open streams per key: Free 1, Builder 3, Professional 10, Enterprise 50.',
+      `send Last-Event-ID to resume. Open streams per key: ${streamCaps('streamsPerKey')}; per account, all its keys together: ${streamCaps('streamsPerAccount')}.`,
     tier: 'free',
     query,
     response: STREAM_EVENT,
@@ -51,9 +51,13 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const customer = ctx.state.customer!;
     const pairs = livePairs(ctx, deps, q);
 
-    const cap = STREAMS_PER_KEY[customer.tier];
-    const owner = customer.keyId !== undefined ? `key:${customer.keyId}` : customer.id;
-    const stream = deps.streams.start(ctx, owner, cap, `At most ${cap} open stream${cap === 1 ? '' : 's'} per key on the ${tierLabel(customer.tier)} tier; close one first.`);
+    const { streamsPerKey, streamsPerAccount } = TIER_RULES[customer.tier];
+    const tier = tierLabel(customer.tier);
+    const plural = (n: number) => `${n} open stream${n === 1 ? '' : 's'}`;
+    // the account first: a key's 20 siblings can't each open the key's cap
+    const owners: StreamOwner[] = [{ owner: `account:${customer.id}`, max: streamsPerAccount, message: `At most ${plural(streamsPerAccount)} per account (all its keys together) on the ${tier} tier; close one first.` }];
+    if (customer.keyId !== undefined) owners.push({ owner: `key:${customer.keyId}`, max: streamsPerKey, message: `At most ${plural(streamsPerKey)} per key on the ${tier} tier; close one first.` });
+    const stream = deps.streams.start(ctx, owners);
 
     const event = (): string => {
       const now = new Date();

@@ -22,11 +22,18 @@ afterAll(async () => {
   await db?.close();
 });
 
-/** Sends n requests at once (spread over the given APIs) and counts the answers by status. */
+/**
+ * Sends n requests at once (spread over the given APIs) and counts the answers by status. What the
+ * limits let through counts as 200 though its customer's concurrency share (a few in flight,
+ * api/limits/concurrency.ts) refused it next: these are the limits' counts.
+ */
 async function burst(apis: TestApi[], key: string, n: number): Promise<Record<number, number>> {
   const results = await Promise.all(Array.from({ length: n }, (_, i) => apis[i % apis.length]!.get('/v1/pairs', key)));
   const counts: Record<number, number> = {};
-  for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
+  for (const r of results) {
+    const status = r.status === 429 && r.headers.get('RateLimit')?.startsWith('"concurrency"') ? 200 : r.status;
+    counts[status] = (counts[status] ?? 0) + 1;
+  }
   return counts;
 }
 

@@ -1,5 +1,5 @@
 // GET /v1/rates/stream: live rates as Server-Sent Events after every snapshot refresh, resumed with
-// Last-Event-ID, capped per key and tier, gated like /v1/rates/live, one request when opened, and
+// Last-Event-ID, capped per key and per account by tier, gated like /v1/rates/live, one request when opened, and
 // ended when its key is revoked or the server stops.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Ajv } from 'ajv';
@@ -86,6 +86,27 @@ describe('GET /v1/rates/stream', () => {
     const again = await stream('pairs=BTCNGN', key);
     expect(again.status).toBe(200);
     again.close();
+  });
+
+  it("caps open streams per account across its keys (Free: 2), while another customer's stream opens", async () => {
+    const first = await t.key('free');
+    const created = [];
+    for (const label of ['staging', 'ci']) {
+      const res = await t.post('/v1/account/keys', { label }, { 'X-API-Key': first });
+      expect(res.status).toBe(201);
+      created.push(res.body.api_key as string);
+    }
+    const [second, third] = created as [string, string];
+    expect((await stream('pairs=BTCNGN', first)).status).toBe(200);
+    expect((await stream('pairs=BTCNGN', second)).status).toBe(200);
+    const over = await stream('pairs=BTCNGN', third); // a key with no stream of its own: the account's cap refuses it
+    expect(over.status).toBe(429);
+    expect(await over.json()).toMatchObject({ error: 'rate_limit_exceeded', status: 429, message: expect.stringMatching(/At most 2 open streams per account \(all its keys together\) on the Free tier/) });
+    expect(over.headers.get('Retry-After')).toBe('5');
+    expect(over.headers.get('RateLimit-Policy')).toBe('"streams";q=2');
+    const someoneElse = await stream('pairs=BTCNGN', await t.key('free'));
+    expect(someoneElse.status).toBe(200);
+    someoneElse.close();
   });
 
   it("names the cap as what refused a stream even when it was the minute's last request", async () => {
