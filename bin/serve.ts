@@ -16,4 +16,6 @@ const starting = startService(config, log, { onDatabaseFatal: (reason) => fail(r
 const stopFailed = stopOnSignals(async () => (await starting).stop(), log);
 const service = await starting;
 fail = stopFailed;
-log.info({ role: config.role, market: config.market, database: service.db.kind }, 'afrates running');
+// with the venues it collects: several pipeline processes may share the work (VENUES); which one
+// publishes, the lease's log lines say (pipeline/lease.ts)
+log.info({ role: config.role, market: config.market, database: service.db.kind, ...(config.role !== 'api' ? { venues: config.venues ?? 'all' } : {}) }, 'afrates running');
