@@ -75,6 +75,10 @@ export class Pipeline {
   /** Venues asked at least once by this process: their first run restarts the silence count (venue_health.watched_since). */
   private readonly watching = new Set<string>();
   private readonly now: () => number;
+  /** The venue streams running beside the REST loops (STREAMS=1), by venue. */
+  readonly streams = new Map<string, VenueStreamRunner>();
+  private readonly reportJob = new Coalesced(() => recordStreams(this.o.sql, PROCESS, [...this.streams.values()].map((s) => s.report())));
+  private readonly reportSoon = new Paced(this.reportJob, 1_000, (err) => this.o.log.warn({ err }, 'venue stream state not recorded'));
 
   constructor(private readonly o: PipelineOptions) {
     this.now = o.now ?? Date.now;

@@ -13,6 +13,7 @@ import { within } from '../../lib/within.js';
 import { type Operation } from '../operation.js';
 import { NO_QUERY, parseQuery } from '../validate.js';
 import { collectorState, type CollectorState } from '../queries/rates.js';
+import { presentTransport, venueTransports, type VenueTransportRow } from '../queries/venues.js';
 import { HEALTH_RESPONSE, type HealthResponse } from '../schemas.js';
 import { presentPipeline } from '../status.js';
 
@@ -29,6 +30,8 @@ const ANSWERS_WITHIN_MS = 1_000;
 
 interface Reading {
   readonly state: CollectorState | undefined;
+  /** How each venue's trades arrive (its stream, or REST alone); the last known while the database does not answer. */
+  readonly venues: readonly VenueTransportRow[];
   readonly database: 'ok' | 'busy' | 'error';
   readonly redis: 'ok' | 'error' | 'disabled';
   readonly at: number;
@@ -57,7 +60,8 @@ async function read(deps: AppDeps, previous: Reading | null): Promise<Reading> {
   await within(2_000, deps.metrics.read()).catch(() => undefined);
   let redis: Reading['redis'] = 'disabled';
   if (deps.redis) redis = await within(1_000, deps.redis.ping()).then(() => 'ok' as const, () => 'error' as const);
-  return { state, database, redis, at: Date.now(), starting };
+  const venues = state ? await within(READ_WITHIN_MS, venueTransports(deps.sql)).catch(() => previous?.venues ?? []) : (previous?.venues ?? []);
+  return { state, venues, database, redis, at: Date.now(), starting };
 }
 
 export function mount(router: AppRouter, deps: AppDeps): void {
@@ -78,7 +82,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
   router.get('/v1/health', async (ctx: AppContext) => {
     parseQuery(NO_QUERY, ctx);
     const now = Date.now();
-    const { state, database, redis } = await current(now);
+    const { state, venues, database, redis } = await current(now);
 
     const age = (d: Date | null | undefined) => (d ? Math.max(0, Math.floor((now - d.getTime()) / 1000)) : null);
     const collectorOk = state?.trades_at != null && now - state.trades_at.getTime() <= 3 * deps.config.cycleSeconds * 1000 + 60_000;
@@ -105,6 +109,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       ...(deps.read.hasReplicas ? { database_replicas: deps.read.states().map((r) => ({ name: r.name, state: r.state, lag_seconds: r.lagSeconds === null ? null : Math.round(r.lagSeconds * 10) / 10 })) } : {}),
       // which processes collect and which one publishes (on a database server there may be several)
       ...(state?.pipeline ? { pipeline: presentPipeline(state.pipeline, now) } : {}),
+      venues: venues.map((v) => presentTransport(v, now)),
       data_freshness: { crypto_prices_age_seconds: age(state?.newest_trade), fx_rates_age_seconds: age(state?.newest_fx) },
       metrics: deps.metrics.summary(now),
     } satisfies HealthResponse;
