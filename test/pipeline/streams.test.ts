@@ -182,3 +182,46 @@ describe('Luno stream', () => {
     await until('luno: every offered trade stored', () => allStoredOnce('luno'));
   });
 });
+
+describe("the venues' planned cuts", () => {
+  // Binance cuts a connection at 24 hours and VALR a keyless one at 15 minutes: here in a second
+  let cutting: SimMarket;
+  let cutDb: Database;
+  beforeAll(async () => {
+    cutting = await startSimMarket({ seed: 32, now, historyStart: T0 - 30 * MIN, streams: { pollMs: 10, binanceLifetimeMs: 1_000, valrKeylessLifetimeMs: 1_000 } });
+    cutDb = await openTestDatabase();
+  });
+  afterAll(async () => {
+    await cutDb?.close();
+    await cutting?.stop();
+  });
+
+  it.each(['binance', 'valr'])('%s: a connection the venue ends is opened again, and nothing offered meanwhile is lost', async (venue) => {
+    const p = new Pipeline({
+      config: loadConfig({ MARKET: 'simulated', SIM_URL: cutting.url, CYCLE_SECONDS: '300', FX_CYCLE_SECONDS: '86400' }),
+      log: testLog,
+      sql: cutDb.sql,
+      venues: venues.filter((v) => v.id === venue),
+      unpaced: true,
+      now,
+      initialLookbackMs: LOOKBACK_MS,
+      requestTimeoutMs: 1_000,
+      retryDelaysMs: [5],
+      notices: tradeNotices(cutDb.sql, cutDb.kind),
+      streamTimings: { silenceMs: 1_000, keepAliveMs: 300 },
+    });
+    running.push(p);
+    const from = clock - LOOKBACK_MS;
+    p.start();
+    await until(`${venue}: cut by the venue twice and open again`, () => p.streams.get(venue)!.report().reconnects >= 2 && p.streams.get(venue)!.report().state === 'open');
+    await advance(4 * MIN);
+    const offeredHere = (cutting.listings()[venue] ?? []).flatMap((pair) => cutting.served(venue, pair).filter((t) => t.time >= from).map((t) => `${pair}|${t.id}`));
+    await until(`${venue}: every offered trade stored once`, async () => {
+      const rows = await cutDb.sql<{ key: string }[]>`SELECT pair || '|' || trade_id AS key FROM trades WHERE exchange = ${venue}`;
+      const keys = rows.map((r) => r.key);
+      if (new Set(keys).size !== keys.length) throw new Error('a trade stored twice');
+      const have = new Set(keys);
+      return offeredHere.every((k) => have.has(k));
+    });
+  });
+});
