@@ -54,10 +54,10 @@ const SSE_CLIENTS = Number(process.env.SSE_CLIENTS ?? 1_000);
 const STREAMS_PER_KEY = 8;
 const ROUNDS = Number(process.env.SSE_ROUNDS ?? 20);
 const ROUND_MS = 1_500;
-const DEMO_SECONDS = Number(process.env.DEMO_SECONDS ?? 45);
+const DEMO_SECONDS = Number(process.env.DEMO_SECONDS ?? 60);
 const LOAD_RATE = Number(process.env.LOAD_RATE ?? 1_000);
 const LOAD_SECONDS = 20;
-const IDLE_SECONDS = 6;
+const IDLE_SECONDS = 8;
 const REAL_BINANCE_PER_SECOND = 1_660_000 / 86_400;
 
 type Row = readonly (string | number)[];
@@ -421,18 +421,40 @@ async function partBinance(): Promise<void> {
     while (r.report().state !== 'open' && Date.now() < deadline) await sleep(100);
     check(r.report().state === 'open', `binance stream ${r.report().state}`);
     const rss = () => process.memoryUsage().rss / 2 ** 20;
+    // on a server, its backends for this database (the pool's connections): CPU from /proc, in ms
+    const serverCpuMs = async (): Promise<number> => {
+      if (db.kind !== 'server') return 0;
+      const pids = await db.sql<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`;
+      let ticks = 0;
+      for (const { pid } of pids) {
+        try {
+          const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+          ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
+        } catch {
+          /* not readable here */
+        }
+      }
+      return ticks * 10; // USER_HZ 100
+    };
     const phase = async (rate: number, seconds: number) => {
       const start = await ask<{ sent: number }>(child, { type: 'rate', rate }, 'rate');
       const stored0 = r.stored;
+      const server0 = await serverCpuMs();
       const cpu0 = process.cpuUsage();
       const rss0 = rss();
       const t0 = performance.now();
+      const samples: number[] = [];
+      const sampler = setInterval(() => samples.push(rss()), 250);
       await sleep(seconds * 1_000);
+      clearInterval(sampler);
+      const rssPeak = Math.max(rss0, ...samples);
+      const rssLate = percentile(samples.slice(Math.floor(samples.length / 2)), 50); // the median of its second half
+      const serverMs = (await serverCpuMs()) - server0;
       const cpu = process.cpuUsage(cpu0);
       const s = (performance.now() - t0) / 1000;
       const stored = r.stored - stored0;
       const end = await ask<{ sent: number }>(child, { type: 'rate', rate: 0 }, 'rate');
-      return { rate, seconds: s, sent: end.sent - start.sent, stored, storedPerSecond: stored / s, cpuMsPerSecond: (cpu.user + cpu.system) / 1000 / s, rssStart: rss0, rssEnd: rss() };
+      return { rate, seconds: s, sent: end.sent - start.sent, stored, storedPerSecond: stored / s, cpuMsPerSecond: (cpu.user + cpu.system) / 1000 / s, rssStart: rss0, rssEnd: rss(), rssPeak, rssLate, serverCpuMsPerSecond: serverMs / s };
     };
     const idle = await phase(0, IDLE_SECONDS);
     const load = await phase(LOAD_RATE, LOAD_SECONDS);
@@ -441,19 +463,23 @@ async function partBinance(): Promise<void> {
     const [{ n }] = (await db.sql<{ n: string }[]>`SELECT count(*)::text AS n FROM trades WHERE exchange = 'binance' AND trade_id::bigint >= 1000000`) as [{ n: string }];
     console.log(
       table([
-        ['phase', 'target/s', 'seconds', 'sent', 'stored', 'stored/s', 'CPU ms/s', 'RSS start MB', 'RSS end MB'],
-        ...[idle, load].map((p) => [p.rate === 0 ? 'idle (connected)' : 'load', p.rate, p.seconds, p.sent, p.stored, p.storedPerSecond, p.cpuMsPerSecond, p.rssStart, p.rssEnd]),
+        ['phase', 'target/s', 'seconds', 'sent', 'stored', 'stored/s', 'CPU ms/s', 'server CPU ms/s', 'RSS start MB', 'RSS 2nd half median MB', 'RSS peak MB'],
+        ...[idle, load].map((p) => [p.rate === 0 ? 'idle (connected)' : 'load', p.rate, p.seconds, p.sent, p.stored, p.storedPerSecond, p.cpuMsPerSecond, p.serverCpuMsPerSecond, p.rssStart, p.rssLate, p.rssPeak]),
       ]),
     );
     console.log(`  binance: ${n} stream trades in the table, ${announced} notices; RSS 2 s after the load ${fmt(after)} MB`);
     check(Number(n) >= load.sent * 0.99, `stored ${n} of ${load.sent} sent`);
     const per1k = ((load.cpuMsPerSecond - idle.cpuMsPerSecond) / load.storedPerSecond) * 1000;
-    const rssPer1k = ((load.rssEnd - idle.rssStart) / load.storedPerSecond) * 1000;
-    const db_ = onServer ? 'server (its backends not counted)' : 'embedded (its worker counted)';
+    // RSS: the median of the load's second half over the idle's (GC saws single samples either way)
+    const idleRss = idle.rssLate;
+    const rssPer1k = ((load.rssLate - idleRss) / load.storedPerSecond) * 1000;
+    const serverPer1k = ((load.serverCpuMsPerSecond - idle.serverCpuMsPerSecond) / load.storedPerSecond) * 1000;
+    const db_ = onServer ? 'this process; server' : 'embedded, its worker included';
     figures.push([`Binance stream CPU per 1,000 trades/s, % of a core (${db_})`, per1k / 10, '-', '-']);
     figures.push([`  at real Binance volume (${fmt(REAL_BINANCE_PER_SECOND)}/s), % of a core`, (per1k / 10) * (REAL_BINANCE_PER_SECOND / 1000), '-', '-']);
-    figures.push([`Binance stream RSS growth over ${LOAD_SECONDS} s at ${fmt(LOAD_RATE)}/s, MB`, load.rssEnd - idle.rssStart, '-', '-']);
-    json.binance = { database: onServer ? 'server' : 'embedded', idle_cpu_ms_per_s: round(idle.cpuMsPerSecond), load_cpu_ms_per_s: round(load.cpuMsPerSecond), stored_per_s: round(load.storedPerSecond), cpu_pct_core_per_1k: round(per1k / 10), cpu_pct_core_real_volume: round((per1k / 10) * (REAL_BINANCE_PER_SECOND / 1000), 3), rss_growth_mb: round(load.rssEnd - idle.rssStart), rss_per_1k_mb: round(rssPer1k) };
+    if (onServer) figures.push([`  the server's backends for it, % of a core per 1,000 trades/s`, serverPer1k / 10, '-', '-']);
+    figures.push([`Binance stream RSS at load over idle, per 1,000 trades/s, MB`, rssPer1k, '-', '-']);
+    json.binance = { database: onServer ? 'server' : 'embedded', idle_cpu_ms_per_s: round(idle.cpuMsPerSecond), load_cpu_ms_per_s: round(load.cpuMsPerSecond), stored_per_s: round(load.storedPerSecond), cpu_pct_core_per_1k: round(per1k / 10), cpu_pct_core_real_volume: round((per1k / 10) * (REAL_BINANCE_PER_SECOND / 1000), 3), idle_rss_mb: round(idleRss), load_rss_mb: round(load.rssLate), load_rss_peak_mb: round(load.rssPeak), server_cpu_pct_core_per_1k: onServer ? round(serverPer1k / 10) : null, rss_per_1k_mb: round(rssPer1k) };
   } finally {
     await runner?.stop();
     child.kill();
