@@ -58,7 +58,9 @@ export async function startMetricsServer(source: MetricsSource, opts: MetricsLis
   const { port } = server.address() as AddressInfo;
   const shown = opts.host === '0.0.0.0' || opts.host === '::' ? '127.0.0.1' : opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   const url = `http://${shown}:${port}/metrics`;
-  log.info({ url, host: opts.host, token: expected !== null }, 'metrics listening');
+  // says whether a token guards the listener, under a name the log's redaction leaves alone (a
+  // field named `token` is always censored, so `false` would read "[redacted]" as if one were set)
+  log.info({ url, host: opts.host, auth: expected ? 'bearer token (METRICS_TOKEN)' : 'none' }, 'metrics listening');
   return {
     url,
     close: () =>
