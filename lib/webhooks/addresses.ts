@@ -133,7 +133,12 @@ export function parseWebhookUrl(raw: string, allowPrivate: boolean): URL {
   } catch {
     throw new RefusedUrl('is not a URL');
   }
-  if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) throw new RefusedUrl('must start with https://');
+  if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) {
+    // plain http is refused for the same reason as private addresses, and lifted by the same
+    // setting: the message names it, so a developer with a local receiver knows what to set
+    if (url.protocol === 'http:') throw new RefusedUrl('must start with https:// (plain http only where the operator sets WEBHOOKS_ALLOW_PRIVATE=1: tests and local receivers)');
+    throw new RefusedUrl('must start with https://');
+  }
   if (url.username || url.password) throw new RefusedUrl('must not carry a user name or password');
   if (url.hash) throw new RefusedUrl('must not have a #fragment');
   return url;

@@ -63,7 +63,7 @@ describe('checkTarget', () => {
   });
 
   it.each([
-    ['http://hooks.example.com/', /must start with https/],
+    ['http://hooks.example.com/', /must start with https:\/\/ \(plain http only where the operator sets WEBHOOKS_ALLOW_PRIVATE=1/],
     ['ftp://hooks.example.com/', /must start with https/],
     ['not a url', /is not a URL/],
     ['https://user:pass@hooks.example.com/', /user name or password/],
