@@ -22,7 +22,8 @@ RUN npm run build
 # run: dist/ and production dependencies, nothing else
 FROM node:24.11.1-bookworm-slim
 ENV NODE_ENV=production
-# the commit every replication bundle names (docker build --build-arg GIT_COMMIT=$(git rev-parse HEAD))
+# the commit every replication bundle names (docker build --build-arg GIT_COMMIT=$(git rev-parse HEAD);
+# docker-compose.yml passes $GIT_COMMIT)
 ARG GIT_COMMIT=unknown
 ENV AFRATES_GIT_COMMIT=$GIT_COMMIT
 # freed memory goes back to the system: jemalloc, as make run starts the service (the Makefile

@@ -17,7 +17,8 @@ const text = fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
 
 interface Service {
   image?: string;
-  build?: string;
+  build?: { context: string; args?: Record<string, string> };
+  pull_policy?: string;
   profiles?: string[];
   environment?: Record<string, string | number>;
   volumes?: string[];
@@ -59,8 +60,15 @@ const schema = {
         additionalProperties: false,
         anyOf: [{ required: ['image'] }, { required: ['build'] }],
         properties: {
-          image: { type: 'string', pattern: '^[a-z0-9./-]+:v?[0-9][A-Za-z0-9._-]*$' }, // a pinned version, never latest
-          build: { type: 'string' },
+          // a pinned version, never latest; or afrates:local, the image the file builds
+          image: { type: 'string', pattern: '^(?:[a-z0-9./-]+:v?[0-9][A-Za-z0-9._-]*|afrates:local)$' },
+          build: {
+            type: 'object',
+            required: ['context'],
+            additionalProperties: false,
+            properties: { context: { type: 'string' }, args: { type: 'object', additionalProperties: { type: 'string' } } },
+          },
+          pull_policy: { enum: ['always', 'never', 'missing', 'build'] },
           profiles: STRINGS,
           user: { type: 'string' },
           entrypoint: STRINGS,

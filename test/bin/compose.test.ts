@@ -2,10 +2,15 @@
 // its structure as the compose specification has it, every file it mounts present in the
 // repository, and the `monitoring` profile wired end to end: Prometheus scrapes the afrates
 // services where their metrics listeners are, Grafana reads that Prometheus and loads the dashboard
-// from where it is mounted.
+// from where it is mounted. Every healthcheck runs as the container would run it (through /bin/sh
+// for CMD-SHELL), against stand-in commands that record what they were given; the afrates image is
+// built once, with the commit bundles name, and run by every afrates service.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import vm from 'node:vm';
+import { afterAll, describe, expect, it } from 'vitest';
 import { parse, parseDocument } from 'yaml';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -14,7 +19,8 @@ const read = (file: string) => fs.readFileSync(path.join(root, file), 'utf8');
 type Scalar = string | number | boolean;
 interface Service {
   image?: string;
-  build?: string | { context: string };
+  build?: string | { context: string; args?: Record<string, string> };
+  pull_policy?: string;
   profiles?: unknown;
   command?: unknown;
   environment?: Record<string, Scalar | null> | string[];
@@ -63,12 +69,13 @@ describe('docker-compose.yml', () => {
   it('has only keys of the compose specification, and every service is built or pulled at a pinned version', () => {
     for (const key of Object.keys(compose)) expect(['name', 'services', 'volumes', 'networks', 'configs', 'secrets'].includes(key) || key.startsWith('x-'), key).toBe(true);
     expect(services.length).toBeGreaterThan(0);
-    const known = ['image', 'build', 'profiles', 'command', 'entrypoint', 'environment', 'env_file', 'ports', 'expose', 'volumes', 'depends_on', 'healthcheck', 'restart', 'deploy', 'user', 'networks', 'labels', 'stop_grace_period', 'ulimits', 'logging'];
+    const known = ['image', 'build', 'pull_policy', 'profiles', 'command', 'entrypoint', 'environment', 'env_file', 'ports', 'expose', 'volumes', 'depends_on', 'healthcheck', 'restart', 'deploy', 'user', 'networks', 'labels', 'stop_grace_period', 'ulimits', 'logging'];
     for (const [name, s] of services) {
       for (const key of Object.keys(s)) expect(known, `${name}.${key}`).toContain(key);
       expect(s.image !== undefined || s.build !== undefined, `${name}: an image or a build`).toBe(true);
       if (s.image !== undefined) expect(s.image, name).toMatch(/^[a-z0-9][a-z0-9._/-]*:(?!latest$)[A-Za-z0-9][A-Za-z0-9._-]*$/);
-      if (typeof s.build === 'string') expect(fs.existsSync(path.join(root, s.build, 'Dockerfile')), name).toBe(true);
+      if (s.build !== undefined) expect(fs.existsSync(path.join(root, typeof s.build === 'string' ? s.build : s.build.context, 'Dockerfile')), name).toBe(true);
+      if (s.pull_policy !== undefined) expect(['always', 'never', 'missing', 'build'], name).toContain(s.pull_policy);
       if (s.restart !== undefined) expect(['no', 'always', 'on-failure', 'unless-stopped'], name).toContain(s.restart);
       if (s.command !== undefined) expect(Array.isArray(s.command) && (s.command as unknown[]).every((c) => typeof c === 'string'), `${name}.command`).toBe(true);
     }
@@ -110,7 +117,8 @@ describe('docker-compose.yml', () => {
       }
     }
     // every $ starts ${NAME}, ${NAME:-default}, ${NAME:?message} (or is escaped as $$)
-    const text = read('docker-compose.yml').replace(/\$\$/g, '');
+    // (comment lines aside: compose interpolates values, and YAML drops comments first)
+    const text = read('docker-compose.yml').replace(/^\s*#.*$/gm, '').replace(/\$\$/g, '');
     for (const m of text.matchAll(/\$/g)) {
       const rest = text.slice(m.index);
       expect(rest.slice(0, 80), 'a $ that is no ${VARIABLE}').toMatch(/^\$\{[A-Z_][A-Z0-9_]*(?:(?::?[-?+])[^}\n]*)?\}/);
@@ -165,7 +173,7 @@ describe("the compose file's monitoring profile", () => {
       for (const sd of job.dns_sd_configs ?? []) for (const n of sd.names) scraped.set(n, sd.port);
       for (const st of job.static_configs ?? []) for (const t of st.targets) scraped.set(t.split(':')[0]!, Number(t.split(':')[1]));
     }
-    const afrates = services.filter(([, s]) => s.build !== undefined).map(([name]) => name);
+    const afrates = services.filter(([, s]) => environment(s).ROLE !== undefined).map(([name]) => name);
     expect(afrates.sort()).toEqual(['api', 'api-a', 'api-b', 'pipeline']); // api-a, api-b: the scale profile's
     for (const name of afrates) {
       const env = environment(compose.services[name]!);
@@ -206,5 +214,87 @@ describe("the compose file's monitoring profile", () => {
       expect(panel.datasource?.uid).toBe(datasources[0]!.uid);
       for (const t of panel.targets ?? []) expect(t.datasource.uid).toBe(datasources[0]!.uid);
     }
+  });
+});
+
+describe("the compose file's afrates image", () => {
+  const afrates = services.filter(([, s]) => environment(s).ROLE !== undefined);
+
+  it('is built once, by one service, and every afrates service runs that image without pulling it', () => {
+    expect(afrates.map(([name]) => name).sort()).toEqual(['api', 'api-a', 'api-b', 'pipeline']);
+    const builders = services.filter(([, s]) => s.build !== undefined);
+    expect(builders.map(([name]) => name)).toEqual(['pipeline']);
+    const image = builders[0]![1].image;
+    expect(image).toBe('afrates:local');
+    for (const [name, s] of afrates) {
+      expect(s.image, name).toBe(image);
+      // a registry has no afrates:local: the others wait for the build instead of asking one
+      if (s.build === undefined) expect(s.pull_policy, name).toBe('never');
+    }
+  });
+
+  it('is given the commit replication bundles name, as the Dockerfile reads it', () => {
+    const build = compose.services.pipeline!.build as { context: string; args?: Record<string, string> };
+    expect(build.args?.GIT_COMMIT).toBe('${GIT_COMMIT:-unknown}');
+    const dockerfile = read('Dockerfile');
+    expect(dockerfile).toMatch(/^ARG GIT_COMMIT=unknown$/m);
+    expect(dockerfile).toMatch(/^ENV AFRATES_GIT_COMMIT=\$GIT_COMMIT$/m);
+    // the command the file and the operations guide give sets it
+    expect(read('docker-compose.yml')).toContain('GIT_COMMIT=$(git rev-parse HEAD) docker compose up -d --build');
+    expect(read('docs/operations.md')).toContain('GIT_COMMIT=$(git rev-parse HEAD) docker compose up -d --build');
+  });
+});
+
+describe("the compose file's healthchecks", () => {
+  // Stand-ins for the commands a healthcheck calls: each records its name and arguments, and
+  // succeeds. /bin/sh finds nothing else on PATH, so a word the shell mistakes for a command fails.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-healthcheck-'));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const bin = path.join(dir, 'bin');
+  const log = path.join(dir, 'calls');
+  fs.mkdirSync(bin);
+  for (const name of ['node', 'pg_isready', 'psql', 'redis-cli', 'grep']) {
+    fs.writeFileSync(path.join(bin, name), `#!/bin/sh\n{ printf '%s\\0' "\${0##*/}" "$@"; printf '\\036'; } >> "$CALLS"\n`, { mode: 0o755 });
+  }
+  const calls = (): string[][] =>
+    fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\x1e').filter(Boolean).map((c) => c.split('\0').slice(0, -1)) : [];
+
+  /** Runs a healthcheck's test as Docker does in a working directory of its own; what was called, and what it left there. */
+  function run(test: string[]): { calls: string[][]; stderr: string; left: string[] } {
+    const cwd = fs.mkdtempSync(path.join(dir, 'cwd-'));
+    fs.rmSync(log, { force: true });
+    const env = { PATH: bin, CALLS: log };
+    const [kind, ...rest] = test;
+    let stderr = '';
+    try {
+      if (kind === 'CMD-SHELL') execFileSync('/bin/sh', ['-c', rest.join(' ')], { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
+      else execFileSync(path.join(bin, rest[0]!), rest.slice(1), { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    } catch (err) {
+      stderr = String((err as { stderr?: Buffer }).stderr ?? err);
+    }
+    return { calls: calls(), stderr, left: fs.readdirSync(cwd) };
+  }
+
+  const checked = services.filter(([, s]) => s.healthcheck !== undefined && (s.healthcheck.test as string[])[0] !== 'NONE');
+
+  it.each(checked.map(([name]) => name))('%s: runs its command as written, and leaves no file behind', (name) => {
+    const test = compose.services[name]!.healthcheck!.test as string[];
+    const result = run(test);
+    expect(result.stderr, name).toBe('');
+    expect(result.left, `${name} wrote files where it ran`).toEqual([]);
+    expect(result.calls.length, name).toBeGreaterThan(0);
+    for (const [command, ...args] of result.calls) {
+      if (command !== 'node') continue;
+      // node -e <script>: the script arrives whole and is JavaScript
+      expect(args[0], name).toBe('-e');
+      expect(args).toHaveLength(2);
+      expect(() => new vm.Script(args[1]!), name).not.toThrow();
+    }
+  });
+
+  it("the pipeline's asks the database for a cycle recorded in the last five minutes, its SQL intact", () => {
+    const [[command, flag, script]] = run(compose.services.pipeline!.healthcheck!.test as string[]).calls as [string[]];
+    expect([command, flag]).toEqual(['node', '-e']);
+    expect(script).toContain("p`select 1 from ingest_cycles where finished_at > now() - interval '5 minutes' limit 1`");
   });
 });
