@@ -18,7 +18,7 @@ import { HEALTH_RESPONSE, type HealthResponse } from '../schemas.js';
 import { presentPipeline } from '../status.js';
 
 export const operations: Operation[] = [
-  { method: 'get', path: '/v1/health', summary: 'Service health (no key needed, not rate limited)', tier: null, access: 'open', query: NO_QUERY, response: HEALTH_RESPONSE },
+  { method: 'get', path: '/v1/health', summary: 'Service health (no key needed, not rate limited)', description: 'While the service publishes what it already holds before serving it (make demo\'s history), the answer is 503 with this body, status `starting` and `Retry-After`; a readiness probe waits for a 200.', tier: null, access: 'open', query: NO_QUERY, response: HEALTH_RESPONSE },
 ];
 
 /** How long a health reading is answered again before the database and Redis are asked anew. */
