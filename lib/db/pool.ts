@@ -82,9 +82,19 @@ export interface PoolOptions {
   startAt?: number;
 }
 
+/** A LISTEN made through a pool: made again on the pool that replaces it. */
+interface Listening {
+  readonly channel: string;
+  readonly fn: (payload: string) => void;
+  readonly onlisten?: () => void;
+  /** unlisten on the pool it was made on; null until that LISTEN has been made */
+  unlisten: (() => Promise<void>) | null;
+}
+
 interface Handle {
   /** the postgres.js pool queries go to now (one host) */
   current: Sql;
+  readonly listening: Set<Listening>;
   /** index into hosts of the host it is on */
   at: number;
   readonly hosts: readonly string[];
@@ -115,6 +125,7 @@ export function createPool(url: string, max: number, statementTimeoutMs = 0, log
     current: open(opts.startAt ?? 0),
     at: opts.startAt ?? 0,
     hosts,
+    listening: new Set(),
     ended: false,
     replace(reason, to = handle.at) {
       if (handle.ended) return;
@@ -122,6 +133,7 @@ export function createPool(url: string, max: number, statementTimeoutMs = 0, log
       const moved = to !== handle.at;
       handle.at = to;
       handle.current = open(to);
+      for (const l of handle.listening) relisten(handle, l, handle.current);
       if (reason !== null) say.warn({ where: placeOf(hosts[to]!), reason }, moved ? 'database: following the server that accepts writes; queries on the old one fail' : 'database: connections replaced; queries running on them fail');
       // silent or gone: what runs on the old connections will never be answered
       void old.end({ timeout: 0 }).catch(() => {});
@@ -131,6 +143,7 @@ export function createPool(url: string, max: number, statementTimeoutMs = 0, log
     apply: (_target, _self, args: unknown[]) => Reflect.apply(handle.current as never, undefined, args),
     get: (_target, prop) => {
       if (prop === 'end') return (o?: { timeout?: number }) => endPool(handle, o);
+      if (prop === 'listen') return (channel: string, fn: (payload: string) => void, onlisten?: () => void) => listen(handle, channel, fn, onlisten);
       return Reflect.get(handle.current, prop);
     },
     has: (_target, prop) => Reflect.has(handle.current, prop),
@@ -138,6 +151,35 @@ export function createPool(url: string, max: number, statementTimeoutMs = 0, log
   handles.set(sql, handle);
   if (opts.watch) watch(handle, say, WATCH_EVERY_MS, WATCH_TIMEOUT_MS, writable);
   return sql;
+}
+
+/** sql.listen, kept across replacements of the pool (postgres.js's own LISTEN connection would end with its pool). */
+async function listen(handle: Handle, channel: string, fn: (payload: string) => void, onlisten?: () => void) {
+  const l: Listening = { channel, fn, onlisten, unlisten: null };
+  const made = await handle.current.listen(channel, fn, onlisten);
+  l.unlisten = made.unlisten;
+  handle.listening.add(l);
+  return {
+    state: made.state,
+    unlisten: async () => {
+      handle.listening.delete(l);
+      await l.unlisten?.();
+    },
+  };
+}
+
+/** The LISTEN made again on the pool `on`; tried every second until it is made, or `on` is replaced in its turn. */
+function relisten(handle: Handle, l: Listening, on: Sql): void {
+  l.unlisten = null;
+  on.listen(l.channel, l.fn, l.onlisten).then(
+    (made) => {
+      if (handle.current === on && handle.listening.has(l)) l.unlisten = made.unlisten;
+      else void made.unlisten().catch(() => {});
+    },
+    () => {
+      if (handle.current === on && handle.listening.has(l) && !handle.ended) setTimeout(() => relisten(handle, l, on), 1_000).unref();
+    },
+  );
 }
 
 const watchEnds = new WeakMap<Handle, () => Promise<void>>();

@@ -69,7 +69,7 @@ describe.skipIf(!serverUrl)('a database server that goes silent (needs TEST_DATA
   afterAll(() => fresh?.drop());
 
   for (const mode of ['plain', 'TLS'] as const) {
-    it(`(${mode}) fails what ran on its connections and serves again on new ones within 30 s, with the same pool`, async (ctx) => {
+    it(`(${mode}) fails what ran on its connections and serves again (queries and LISTEN) on new ones within 30 s, with the same pool`, async (ctx) => {
       if (mode === 'TLS' && !tls) ctx.skip(); // the server has ssl off
       const target = new URL(fresh.url);
       const proxy: SilentableProxy = await startProxy({ host: target.hostname, port: Number(target.port || 5432) });
@@ -83,12 +83,15 @@ describe.skipIf(!serverUrl)('a database server that goes silent (needs TEST_DATA
         db = await openDatabase(loadConfig({ DATABASE_URL: url.href }), log, { migrate: false });
         const sql = db.sql;
         if (mode === 'TLS') expect((await sql<{ ssl: boolean }[]>`SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()`)[0]!.ssl).toBe(true);
+        // a LISTEN (the live snapshot hears stored trades so): heard again on the new connections
+        const heard: string[] = [];
+        await sql.listen('afrates_failover', (payload) => heard.push(payload));
+        expect((await sql<{ one: number }[]>`SELECT 1 AS one`)[0]!.one).toBe(1); // a connection open
         // a query under way when every packet starts being dropped: no answer, no reset, ever
         const running = sql`SELECT pg_sleep(0.5) AS slept`.then(
           () => 'answered',
           (err: { code?: string }) => err.code ?? 'failed',
         );
-        await until('the query reaches the server', () => proxy.accepted > 0);
         proxy.silence();
         const silentAt = Date.now();
         expect(await within(30_000, running)).toBe('CONNECTION_DESTROYED');
@@ -97,6 +100,12 @@ describe.skipIf(!serverUrl)('a database server that goes silent (needs TEST_DATA
         proxy.heal();
         await until('the same pool answers again', async () => (await sql<{ one: number }[]>`SELECT 1 AS one`.catch(() => [] as { one: number }[]))[0]?.one === 1, 30_000);
         expect(Date.now() - silentAt).toBeLessThan(30_000);
+        const notifier = postgres(fresh.url, { max: 1, onnotice: () => {} });
+        await until('the LISTEN hears again', async () => {
+          await notifier`SELECT pg_notify('afrates_failover', 'after')`;
+          return heard.includes('after');
+        });
+        await notifier.end();
         expect(lines).toContainEqual(expect.objectContaining({ msg: 'database: connections replaced; queries running on them fail', where: `127.0.0.1:${proxy.port}${target.pathname}` }));
       } finally {
         await db?.close();
