@@ -29,6 +29,11 @@ const SQL_OBJECTS_LOCK = 7_202_611; // arbitrary, fixed: the advisory lock of th
 const PG_MIGRATE_LOCK = 7_241_865_325_823_964n;
 /** How often a process waiting for another's migration says it still waits. */
 const WAIT_PROGRESS_MS = 5_000;
+/**
+ * How often a migration under way says which step it is on: a new embedded database takes a minute
+ * and more on 2 cores, and an operator watching a silent start cannot tell it from a hang.
+ */
+const PROGRESS_MS = 5_000;
 
 export const SQL_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../sql');
 
@@ -80,10 +85,26 @@ export function repeatableFiles(sqlDir = SQL_DIR): SqlObjectFile[] {
   ];
 }
 
-export async function migrate(url: string, log: Logger, sqlDir = SQL_DIR): Promise<{ applied: string[] }> {
+export async function migrate(url: string, log: Logger, sqlDir = SQL_DIR, opts: { progressMs?: number } = {}): Promise<{ applied: string[] }> {
+  const started = Date.now();
+  let step = 'run-once migrations (sql/migrations)';
+  const progress = setInterval(
+    () => log.info({ step, elapsed_s: Math.round((Date.now() - started) / 1000) }, `migrating the database: ${step}`),
+    opts.progressMs ?? PROGRESS_MS,
+  );
+  progress.unref();
+  try {
+    return await migrateSteps(url, log, sqlDir, (now) => (step = now));
+  } finally {
+    clearInterval(progress);
+  }
+}
+
+async function migrateSteps(url: string, log: Logger, sqlDir: string, at: (step: string) => void): Promise<{ applied: string[] }> {
   const ran = await runMigrations(url, log, sqlDir);
   const applied = ran.map((m) => `migrations/${m.name}`);
 
+  at('SQL objects (sql/aggregates, functions, views)');
   const sql = createPool(url, 1);
   try {
     // the api and pipeline services may start together: one applies, the others wait, then find it done
@@ -118,7 +139,8 @@ export async function migrate(url: string, log: Logger, sqlDir = SQL_DIR): Promi
              OR file NOT IN (SELECT jsonb_array_elements_text(${tx.json(files.map((f) => f.name))}))`;
         await resetFrontiers(tx, views);
       });
-      for (const file of files.slice(firstChanged)) {
+      for (const [i, file] of files.slice(firstChanged).entries()) {
+        at(`SQL object ${i + 1} of ${files.length - firstChanged}: ${file.name}`);
         await sql.begin(async (tx) => {
           await tx.unsafe(file.text);
           await tx`
@@ -132,6 +154,7 @@ export async function migrate(url: string, log: Logger, sqlDir = SQL_DIR): Promi
         await resetFrontiers(sql, views);
         // a new database has nothing to materialise: the pipeline's first pass sets the frontiers
         const [any] = await sql`SELECT 1 FROM trades LIMIT 1`;
+        at('refreshing the re-created aggregates from raw trades');
         if (any) await refreshAggregates(sql);
       }
     }

@@ -34,10 +34,19 @@ afterAll(async () => {
 });
 
 describe('migrate', () => {
-  it('applies everything once, then nothing', async () => {
-    const first = await migrate(database.url, testLog, sqlDir);
+  it('applies everything once, then nothing, saying which step it is on while it works', async () => {
+    // what an operator sees of a long migration: a line every few seconds (here every 100 ms) naming its step
+    const said: string[] = [];
+    const log = { ...testLog, info: (_: unknown, msg?: string) => void said.push(String(msg)), debug() {}, warn() {}, error() {} } as unknown as typeof testLog;
+    const first = await migrate(database.url, log, sqlDir, { progressMs: 100 });
     expect(first.applied).toContain('aggregates/20_candles_5m.sql');
     expect(first.applied.some((f) => f.startsWith('migrations/'))).toBe(true);
+    const progress = said.filter((m) => m.startsWith('migrating the database: '));
+    expect(progress.some((m) => m.includes('run-once migrations')), said.join('\n')).toBe(true);
+    expect(progress.some((m) => /SQL object \d+ of \d+: (aggregates|functions|views)\//.test(m)), said.join('\n')).toBe(true);
+    const lines = said.length;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(said.length, 'no line once it has finished').toBe(lines);
     const second = await migrate(database.url, testLog, sqlDir);
     expect(second.applied).toEqual([]);
   });
