@@ -18,7 +18,7 @@ import { configureRetention, runStorageJobs } from './maintenance.js';
 import { dueFixings } from './fixings.js';
 import type { PipelineMetrics } from './metrics.js';
 import { pruneSettledValues, recordSettledValues, restate, type OnRestated } from './restate.js';
-import type { PublishLease } from './lease.js';
+import { FencedOut, type PublishLease } from './lease.js';
 import { recordSettlement, settledPoints, settlementAt, StoppedPartWay, type Certifier, type Settlement } from './settle.js';
 import type { RunError } from './venue-session.js';
 
@@ -123,14 +123,22 @@ export class Publisher {
     }
     const fence = lease ? (tx: Tx) => lease.fence(tx) : undefined;
     const stopped = this.o.stopped;
-    /** Runs one step (none once the process is stopping); a failure is reported in the cycle record and leaves undefined. */
+    let fenced = false;
+    /**
+     * Runs one step (none once the process is stopping, or once another process has taken the
+     * lease: the rest is that one's); a failure is reported in the cycle record and leaves undefined.
+     */
     const step = async <T>(source: string, work: () => Promise<T>): Promise<T | undefined> => {
-      if (stopped()) return undefined;
+      if (stopped() || fenced) return undefined;
       try {
         return await work();
       } catch (err) {
         if (err instanceof StoppedPartWay) {
           log.info({ step: source }, err.message);
+          return undefined;
+        }
+        if (err instanceof FencedOut) {
+          fenced = true; // already told by the lease
           return undefined;
         }
         failed.push(source);

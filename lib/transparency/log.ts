@@ -160,8 +160,9 @@ const DAY_MS = 86_400_000;
  * the order of their trees (the table's trigger refuses a head that would not go forward:
  * sql/migrations/20261127150001000_publisher_lease.sql). `fence` runs first in that transaction
  * (the publisher's lease: a stale process signs nothing). With `unlessSigned`, the latest head is
- * returned instead when it is of this tree and this UTC day. In the same transaction, the last
- * head of every UTC day before `now`'s is marked kept and that day's other heads are pruned.
+ * returned instead when it is of this tree and this UTC day, or timed after `now`. In the same
+ * transaction, the last head of every UTC day before `now`'s is marked kept and that day's other
+ * heads are pruned.
  */
 export async function publishHead(
   sql: Sql,
@@ -176,8 +177,10 @@ export async function publishHead(
     await tx`SELECT pg_advisory_xact_lock(${APPEND_LOCK})`;
     const size = await treeSize(tx);
     if (o.unlessSigned) {
+      // nothing new to sign: the tree is the latest head's, on the same UTC day; or a head was
+      // signed after `now` (the next publish signs what has grown since, never a head timed back)
       const latest = await latestHead(tx);
-      if (latest && latest.treeSize === size && latest.timestamp.slice(0, 10) === at.slice(0, 10)) return latest;
+      if (latest && ((latest.treeSize === size && latest.timestamp.slice(0, 10) === at.slice(0, 10)) || new Date(latest.timestamp) > now)) return latest;
     }
     const rootHash = await rootOf(tx, size);
     const signedPayload = headPayload(size, rootHash, at);
