@@ -43,6 +43,7 @@ export class Coalesced<T> {
 /**
  * Asks for a coalesced job at most once every `spacingMs` (a burst of trades is one rebuild, not a
  * hundred): an ask meanwhile is served by the next run, which starts as soon as the spacing allows.
+ * The spacing may be worked out at each ask (e.g. from how long the last run took).
  */
 export class Paced {
   private timer: NodeJS.Timeout | null = null;
@@ -50,13 +51,14 @@ export class Paced {
 
   constructor(
     private readonly job: Coalesced<unknown>,
-    private readonly spacingMs: number,
+    private readonly spacingMs: number | (() => number),
     private readonly onError: (err: unknown) => void,
   ) {}
 
   ask(): void {
     if (this.timer) return;
-    const wait = Math.max(0, this.lastAt + this.spacingMs - Date.now());
+    const spacing = typeof this.spacingMs === 'number' ? this.spacingMs : this.spacingMs();
+    const wait = Math.max(0, this.lastAt + spacing - Date.now());
     this.timer = setTimeout(() => {
       this.timer = null;
       this.lastAt = Date.now();

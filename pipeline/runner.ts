@@ -7,6 +7,7 @@ import type { Config } from '../lib/config.js';
 import { Paced, Coalesced } from '../lib/coalesced.js';
 import type { Sql } from '../lib/db/connect.js';
 import type { TradeNotices } from '../lib/db/notices.js';
+import { within } from '../lib/within.js';
 import type { Logger } from '../lib/log.js';
 import type { Exchange } from './ccxt.js';
 import { loadPairs, type Listing, type PairRow } from './discover.js';
@@ -25,6 +26,8 @@ import type { Venue } from './venues/types.js';
 export type { CycleReport } from './publish.js';
 
 const HOUR_MS = 3_600_000;
+/** The longest a stop waits to record its streams stopped (a database gone must not hold the stop). */
+const STOP_REPORT_MS = 2_000;
 /** This process as its rows name it (several pipelines may run, on several hosts). */
 const PROCESS = `${os.hostname()}:${process.pid}`;
 
@@ -239,7 +242,8 @@ export class Pipeline {
     for (const t of this.timers.values()) clearTimeout(t);
     this.reportSoon.stop();
     await Promise.all([...this.streams.values()].map((s) => s.stop()));
-    await this.reportJob.run().catch(() => {}); // the streams are seen stopped, not left open
+    // the streams seen stopped, not left open (readers drop a row unwritten for 90 s in any case)
+    await within(STOP_REPORT_MS, this.reportJob.run()).catch(() => {});
     await Promise.allSettled([...this.inflight, ...this.sessions.map((s) => s.current), this.publisher.current]);
     await Promise.all(this.sessions.map((s) => s.stop()));
   }

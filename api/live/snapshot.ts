@@ -62,7 +62,10 @@ interface SyntheticRow {
 
 /**
  * The least time between two rebuilds asked for by trade notices: a rate and its push follow a
- * stored trade within this plus one rebuild, and a flood of trades costs five rebuilds a second.
+ * stored trade within this plus one rebuild, and a flood of trades costs at most five rebuilds a
+ * second. A rebuild slower than half of it spaces them to twice its time, so trades never keep the
+ * database busy with rebuilds more than a third of the time (the embedded database has one
+ * connection for everything).
  */
 export const PUSH_SPACING_MS = 200;
 
@@ -124,7 +127,19 @@ export class LiveSnapshot {
     return this.rebuilds.run();
   }
 
+  /** How long the last rebuild took (ms): rebuilds on trade notices are spaced by it. */
+  private lastBuildMs = 0;
+
   private async build(): Promise<void> {
+    const started = performance.now();
+    try {
+      await this.rebuild();
+    } finally {
+      this.lastBuildMs = performance.now() - started;
+    }
+  }
+
+  private async rebuild(): Promise<void> {
     const now = this.now();
     if (this.pairs.length === 0) {
       this.pairs = await this.sql<{ pair: string; base: string; quote: string }[]>`
@@ -264,7 +279,7 @@ export class LiveSnapshot {
    * every PUSH_SPACING_MS, so a burst of trades is one rebuild and one push.
    */
   async hear(notices: TradeNotices): Promise<void> {
-    this.paced ??= new Paced(this.rebuilds, PUSH_SPACING_MS, (err) => this.log.warn({ err }, 'live snapshot refresh failed'));
+    this.paced ??= new Paced(this.rebuilds, () => Math.max(PUSH_SPACING_MS, 2 * this.lastBuildMs), (err) => this.log.warn({ err }, 'live snapshot refresh failed'));
     const paced = this.paced;
     this.unlisten = await notices.listen(() => paced.ask());
   }
