@@ -27,10 +27,20 @@ export MALLOC_TRIM_THRESHOLD_ := 131072
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
+# A step that takes minutes and prints nothing of its own (npm ci, vite build) says it is still
+# working every TICK_SECONDS (15): `$(TICKING) "what" command...`; the command's own exit status stands. All of
+# it on stderr, so `KEY=$$(make -s key ...)` captures the key alone even when it installs first;
+# the ticker takes its sleep with it when stopped, leaving nothing holding the terminal or a pipe.
+TICK_SECONDS ?= 15
+TICKING := bash -c 'what="$$1"; shift; \
+  (trap "kill \$$z 2>/dev/null; exit 0" TERM; s=0; while :; do sleep $(TICK_SECONDS) & z=$$!; wait $$z; s=$$((s+$(TICK_SECONDS))); echo "$$what: still working ($$s s)" >&2; done) & t=$$!; \
+  "$$@" >&2; rc=$$?; kill $$t 2>/dev/null; wait $$t; exit $$rc' ticking
+
 # npm ci: exactly the lock file, which lists every platform's optional packages (rollup's), so the
 # install never rewrites it and a fresh clone stays unchanged.
 $(STAMP): package.json package-lock.json
-	npm ci --no-audit --no-fund
+	@echo "installing dependencies (npm ci): about 2 minutes" >&2
+	@$(TICKING) "installing dependencies" npm ci --no-audit --no-fund
 	@touch $(STAMP)
 
 install: $(STAMP) ## install dependencies at their locked versions
@@ -40,7 +50,9 @@ WEB_STAMP := web/dist/.built
 WEB_SOURCES := $(shell find web -path web/dist -prune -o -type f -print) docs/methodology.md
 
 $(WEB_STAMP): $(STAMP) $(WEB_SOURCES)
-	$(NODE_BIN)/vite build --config web/vite.config.ts
+	@echo "building the web front end (vite build, web/ -> web/dist): 1-4 minutes on 2 cores" >&2
+	@$(TICKING) "building the web front end" $(NODE_BIN)/vite build --config web/vite.config.ts
+	@echo "web front end built" >&2
 	@touch $(WEB_STAMP)
 
 web: $(WEB_STAMP) ## build the web front end (make run, demo and test do it when web/ changed)
