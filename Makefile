@@ -93,8 +93,13 @@ rotate: $(STAMP) ## revoke a key and issue its replacement: make rotate ID=12
 backfill: $(STAMP) ## fetch history: make backfill [PAIR=BTCNGN] FROM=2026-01-01 TO=2026-01-31
 	$(STATE) $(TSX) bin/backfill.ts $(if $(PAIR),--pair="$$PAIR") --from="$$FROM" --to="$$TO"
 
-bench: $(STAMP) ## run the benchmarks in bench/ and print their figures
-	@for b in bench/*.bench.ts; do echo "== $$b"; $(TSX) $$b || exit 1; done
+# NAME and PARTS read from the environment ($$NAME), never pasted into the shell line, as the key
+# commands do; a name that is no benchmark stops before anything runs, naming those there are.
+bench: $(STAMP) ## run the benchmarks: make bench [NAME=api,streams] [PARTS="sse demo"] (all of bench/ by default)
+	@if [ -n "$$NAME" ]; then files=; for n in $${NAME//,/ }; do \
+	  [ -f "bench/$$n.bench.ts" ] || { echo "no benchmark named '$$n'; there are: $$(cd bench && ls *.bench.ts | sed 's/\.bench\.ts$$//' | tr '\n' ' ')" >&2; exit 2; }; \
+	  files="$$files bench/$$n.bench.ts"; done; else files=$$(echo bench/*.bench.ts); fi; \
+	for b in $$files; do echo "== $$b"; $(TSX) $$b $$PARTS || exit 1; done
 
 .PHONY: openapi-examples
 openapi-examples: $(STAMP) ## rewrite api/openapi-examples.json (the OpenAPI examples) from real responses of the test API
