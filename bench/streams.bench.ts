@@ -460,7 +460,8 @@ async function partBinance(): Promise<void> {
     const load = await phase(LOAD_RATE, LOAD_SECONDS);
     await sleep(2_000); // the last batches stored
     const after = rss();
-    const [{ n }] = (await db.sql<{ n: string }[]>`SELECT count(*)::text AS n FROM trades WHERE exchange = 'binance' AND trade_id::bigint >= 1000000`) as [{ n: string }];
+    const [counted] = await db.sql<{ n: string }[]>`SELECT count(*)::text AS n FROM trades WHERE exchange = 'binance' AND trade_id::bigint >= 1000000`;
+    const n = counted!.n;
     console.log(
       table([
         ['phase', 'target/s', 'seconds', 'sent', 'stored', 'stored/s', 'CPU ms/s', 'server CPU ms/s', 'RSS start MB', 'RSS 2nd half median MB', 'RSS peak MB'],
