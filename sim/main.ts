@@ -1,4 +1,4 @@
-// Runs the simulated market on its own: npx tsx sim/main.ts [--port 4010] [--seed 1] [--replay file.jsonl]
+// Runs the simulated market on its own: npx tsx sim/main.ts [--port 4010] [--host 127.0.0.1] [--seed 1] [--replay file.jsonl]
 // Prints its URL (point SIM_URL at it) and its streams' ws:// root, and serves until interrupted.
 import { parseArgs } from 'node:util';
 import { startSimMarket } from './server.js';
@@ -6,6 +6,7 @@ import { startSimMarket } from './server.js';
 const { values } = parseArgs({
   options: {
     port: { type: 'string', default: '4010' },
+    host: { type: 'string', default: '127.0.0.1' },
     seed: { type: 'string', default: '1' },
     replay: { type: 'string' },
     'history-hours': { type: 'string', default: '48' },
@@ -21,6 +22,7 @@ if (!(hours > 0)) throw new Error(`--history-hours: not a positive number: ${val
 
 const sim = await startSimMarket({
   port,
+  host: values.host,
   seed,
   replay: values.replay,
   historyStart: Date.now() - hours * 3_600_000,

@@ -7,6 +7,7 @@
 //   DELETE /_control/fault?venue=luno (no venue: clear every fault)
 //   GET    /_control/fault            the active faults
 //   GET    /_control/listings         venue -> pairs
+//   GET    /_control/served?venue=luno&pair=BTCNGN[&from=ms&to=ms]  every trade offered so far (id, time)
 // The venues' WebSocket streams share the port (ws:// of the URL, streams.ts): Binance at
 // /binance/ws[/<stream>] and /binance/stream?streams=, VALR at /valr/ws/trade, Luno at
 // /luno/api/1/stream/<PAIR>; their faults (stream_drop, stream_silent, stream_burst, stream_gap)
@@ -48,6 +49,8 @@ export interface SimOptions {
   seed?: number;
   /** Default 0 (random). */
   port?: number;
+  /** The address to listen on; default 127.0.0.1 (the fault suite gives the market a host of its own). */
+  host?: string;
   /** Clock in ms, default Date.now; tests drive it. */
   now?: () => number;
   /** ms; generated trades exist from here on (default now - 2 days). */
@@ -272,6 +275,18 @@ export async function startSimMarket(options: SimOptions = {}): Promise<SimMarke
       send(res, now(), 200, source.listings());
       return;
     }
+    if (what === 'served' && method === 'GET') {
+      // what a perfect collector would have stored: every trade of a venue and pair up to now (the fault suite's record)
+      const venue = query.get('venue') ?? '';
+      const pair = query.get('pair') ?? '';
+      const from = Number(query.get('from') ?? -Infinity);
+      const to = Number(query.get('to') ?? Infinity);
+      const at = now();
+      const tape = source.tape(venue, pair, at);
+      const trades = tape ? forward(tape, -Infinity, Math.min(at, to), Infinity).filter((t) => t.time >= from) : [];
+      send(res, at, 200, { venue, pair, now: at, trades: trades.map((t) => ({ id: t.id, time: t.time })) });
+      return;
+    }
     if (what === 'health' && method === 'GET') {
       send(res, now(), 200, { ok: true, mode: source.kind, now: new Date(now()).toISOString() });
       return;
@@ -281,16 +296,17 @@ export async function startSimMarket(options: SimOptions = {}): Promise<SimMarke
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => {
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
       server.off('error', reject);
       resolve();
     });
   });
   const { port } = server.address() as AddressInfo;
+  const host = options.host ?? '127.0.0.1';
 
   return {
-    url: `http://127.0.0.1:${port}`,
-    wsUrl: `ws://127.0.0.1:${port}`,
+    url: `http://${host}:${port}`,
+    wsUrl: `ws://${host}:${port}`,
     setFault,
     streamClients: (venue) => streams.clients(venue),
     dropStreams: (venue) => streams.drop(venue),

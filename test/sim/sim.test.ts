@@ -317,6 +317,23 @@ describe('faults over HTTP and stopping', () => {
     }
   });
 
+  it('GET /_control/served lists every trade offered so far (id and time), as served() does; --host picks the address', async () => {
+    const sim = await startSimMarket({ seed: 3, host: '127.0.0.1', historyStart: Date.now() - 20 * MINUTE });
+    try {
+      expect(sim.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const from = Date.now() - 10 * MINUTE;
+      const answer = (await (await fetch(`${sim.url}/_control/served?venue=luno&pair=BTCNGN&from=${from}`)).json()) as { trades: { id: string; time: number }[] };
+      const served = sim.served('luno', 'BTCNGN').filter((t) => t.time >= from);
+      expect(answer.trades.length).toBeGreaterThan(0);
+      // served() came second: trades made between the two calls may follow; the ones both saw are the same
+      expect(served.slice(0, answer.trades.length).map((t) => ({ id: t.id, time: t.time }))).toEqual(answer.trades);
+      const none = (await (await fetch(`${sim.url}/_control/served?venue=luno&pair=NOPE`)).json()) as { trades: unknown[] };
+      expect(none.trades).toEqual([]);
+    } finally {
+      await sim.stop();
+    }
+  });
+
   it('stop() closes every socket, even a request held by a timeout fault', async () => {
     const sim = await startSimMarket({ historyStart: Date.now() - 10 * MINUTE });
     sim.setFault('luno', { kind: 'timeout', times: 1 });
