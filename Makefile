@@ -105,5 +105,11 @@ bench: $(STAMP) ## run the benchmarks: make bench [NAME=api,streams] [PARTS="sse
 openapi-examples: $(STAMP) ## rewrite api/openapi-examples.json (the OpenAPI examples) from real responses of the test API
 	$(TSX) test/support/openapi-examples.ts
 
+# The fault suite (faults/run.sh; docs/operations.md, "The fault suite"): as root, with FAULTS_PG_BIN the
+# bin directory of a PostgreSQL build with TimescaleDB; skipped, saying what is missing, without them.
+.PHONY: faults
+faults: $(STAMP) ## the fault suite: real programs on hosts of their own, faults from a schedule, a checker (root, FAULTS_PG_BIN)
+	bash faults/run.sh
+
 typecheck: $(STAMP) ## type-check without running tests
 	$(NODE_BIN)/tsc --noEmit
