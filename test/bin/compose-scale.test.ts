@@ -1,8 +1,9 @@
 // docker-compose.yml, checked without Docker: its shape (a schema of the keys this file uses: a
 // misspelt key fails here, as `docker compose config` would fail it), every reference inside it
 // (services, volumes, mounted files), and profile `scale`: a streaming replica of the primary, two
-// API processes whose settings lib/config.ts accepts and that read from that replica, behind an
-// nginx whose upstreams are exactly those processes. Where Docker Compose v2 is installed,
+// pipelines that split the venues, two API processes whose settings lib/config.ts accepts and that
+// read from that replica, behind an nginx whose upstreams are exactly those processes; every one of
+// them names both servers in DATABASE_URL (failover-ready). Where Docker Compose v2 is installed,
 // `docker compose config` validates the file too.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -10,7 +11,7 @@ import path from 'node:path';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { loadConfig } from '../../lib/config.js';
+import { loadConfig, postgresHosts } from '../../lib/config.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const text = fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
@@ -132,8 +133,8 @@ describe('docker-compose.yml', () => {
     const scaled = inProfile('scale');
     const apis = scaled.filter((s) => envOf(s).ROLE === 'api');
 
-    it('adds a replica of the primary, two API processes and a load balancer', () => {
-      expect(scaled).toEqual(['timescaledb-replica', 'api-a', 'api-b', 'lb']);
+    it('adds a replica of the primary, two pipelines, two API processes and a load balancer', () => {
+      expect(scaled).toEqual(['timescaledb-replica', 'pipeline-a', 'pipeline-b', 'api-a', 'api-b', 'lb']);
       expect(apis).toEqual(['api-a', 'api-b']);
       const replica = services['timescaledb-replica']!;
       expect(replica.image).toBe(services.timescaledb!.image); // the same server as the primary
@@ -145,22 +146,41 @@ describe('docker-compose.yml', () => {
       expect(services.timescaledb!.volumes).toContain('./docs/compose/primary-replication.sh:/docker-entrypoint-initdb.d/010-replication.sh:ro');
     });
 
-    it('starts everything it needs from `up lb`: the primary, the replica, Redis, the pipeline and both API processes', () => {
+    it('starts everything it needs from `up lb`: the primary, the replica, Redis, both pipelines and both API processes', () => {
       const needed = new Set<string>();
       const visit = (name: string) => {
         for (const d of Object.keys(services[name]!.depends_on ?? {})) if (!needed.has(d)) (needed.add(d), visit(d));
       };
       visit('lb');
-      expect([...needed].sort()).toEqual(['api-a', 'api-b', 'pipeline', 'redis', 'timescaledb', 'timescaledb-replica']);
+      expect([...needed].sort()).toEqual(['api-a', 'api-b', 'pipeline-a', 'pipeline-b', 'redis', 'timescaledb', 'timescaledb-replica']);
+      // one of them builds the image the others run (the plain pipeline, which builds it otherwise, is not started)
+      expect([...needed].filter((s) => services[s]!.build)).toEqual(['pipeline-a']);
+    });
+
+    it('runs two pipelines on one address that split the venues, each writing to whichever server accepts writes', () => {
+      const pipelines = scaled.filter((s) => envOf(s).ROLE === 'pipeline');
+      expect(pipelines).toEqual(['pipeline-a', 'pipeline-b']);
+      const venues = pipelines.map((name) => loadConfig(envOf(name)).venues);
+      // every venue collected once (budgets are per address, and both leave from the Docker host's)
+      expect(venues.flatMap((v) => v!).sort()).toEqual(['binance', 'luno', 'quidax', 'valr']);
+      for (const name of pipelines) {
+        const config = loadConfig(envOf(name));
+        expect(config.role).toBe('pipeline');
+        expect(postgresHosts(config.databaseUrl!).map((u) => u.split('@')[1]!.split('/')[0])).toEqual(['timescaledb:5432', 'timescaledb-replica:5432']);
+        expect(services[name]!.depends_on).toMatchObject({ timescaledb: { condition: 'service_healthy' }, redis: { condition: 'service_healthy' } });
+        expect(services[name]!.ports).toBeUndefined();
+      }
     });
 
     it('gives each API process settings lib/config.ts accepts: reads from the replica, writes to the primary, behind one proxy', () => {
       for (const name of apis) {
         const config = loadConfig(envOf(name));
         expect(config.role).toBe('api');
-        expect(new URL(config.databaseUrl!).host).toBe('timescaledb:5432');
+        // failover-ready: both servers, written to whichever accepts writes
+        const hosts = postgresHosts(config.databaseUrl!);
+        expect(hosts.map((u) => new URL(u).host)).toEqual(['timescaledb:5432', 'timescaledb-replica:5432']);
         expect(config.databaseReadUrls.map((u) => new URL(u).host)).toEqual(['timescaledb-replica:5432']);
-        expect(new URL(config.databaseReadUrls[0]!).pathname).toBe(new URL(config.databaseUrl!).pathname);
+        expect(new URL(config.databaseReadUrls[0]!).pathname).toBe(new URL(hosts[0]!).pathname);
         expect(config.trustProxyHops).toBe(1);
         expect(services[name]!.depends_on).toMatchObject({ timescaledb: { condition: 'service_healthy' }, 'timescaledb-replica': { condition: 'service_healthy' } });
         expect(services[name]!.ports).toBeUndefined(); // reached through the load balancer only

@@ -174,7 +174,7 @@ describe("the compose file's monitoring profile", () => {
       for (const st of job.static_configs ?? []) for (const t of st.targets) scraped.set(t.split(':')[0]!, Number(t.split(':')[1]));
     }
     const afrates = services.filter(([, s]) => environment(s).ROLE !== undefined).map(([name]) => name);
-    expect(afrates.sort()).toEqual(['api', 'api-a', 'api-b', 'pipeline']); // api-a, api-b: the scale profile's
+    expect(afrates.sort()).toEqual(['api', 'api-a', 'api-b', 'pipeline', 'pipeline-a', 'pipeline-b']); // -a, -b: the scale profile's
     for (const name of afrates) {
       const env = environment(compose.services[name]!);
       expect(env.METRICS_PORT, name).toMatch(/^\d+$/);
@@ -220,10 +220,14 @@ describe("the compose file's monitoring profile", () => {
 describe("the compose file's afrates image", () => {
   const afrates = services.filter(([, s]) => environment(s).ROLE !== undefined);
 
-  it('is built once, by one service, and every afrates service runs that image without pulling it', () => {
-    expect(afrates.map(([name]) => name).sort()).toEqual(['api', 'api-a', 'api-b', 'pipeline']);
+  it('is built once, by one service (the default stack\'s pipeline; pipeline-a for `up lb` of profile scale, which starts no plain pipeline), and every afrates service runs that image without pulling it', () => {
+    expect(afrates.map(([name]) => name).sort()).toEqual(['api', 'api-a', 'api-b', 'pipeline', 'pipeline-a', 'pipeline-b']);
     const builders = services.filter(([, s]) => s.build !== undefined);
-    expect(builders.map(([name]) => name)).toEqual(['pipeline']);
+    expect(builders.map(([name]) => name)).toEqual(['pipeline', 'pipeline-a']);
+    // the same build, in apart sets of services: the default one, and the scale profile's
+    expect(compose.services['pipeline-a']!.build).toEqual(compose.services.pipeline!.build);
+    expect(profilesOf(compose.services.pipeline!)).toEqual([]);
+    expect(profilesOf(compose.services['pipeline-a']!)).toEqual(['scale']);
     const image = builders[0]![1].image;
     expect(image).toBe('afrates:local');
     for (const [name, s] of afrates) {
