@@ -90,8 +90,9 @@ revoke: $(STAMP) ## revoke a key: make revoke ID=12
 rotate: $(STAMP) ## revoke a key and issue its replacement: make rotate ID=12
 	@$(STATE) $(TSX) bin/key.ts rotate --id="$$ID"
 
+# DEMO=1: make demo's database and its market, the simulated one (never the real venues)
 backfill: $(STAMP) ## fetch history: make backfill [PAIR=BTCNGN] FROM=2026-01-01 TO=2026-01-31
-	$(STATE) $(TSX) bin/backfill.ts $(if $(PAIR),--pair="$$PAIR") --from="$$FROM" --to="$$TO"
+	$(STATE) $(if $(DEMO),MARKET=simulated) $(TSX) bin/backfill.ts $(if $(PAIR),--pair="$$PAIR") --from="$$FROM" --to="$$TO"
 
 # NAME and PARTS read from the environment ($$NAME), never pasted into the shell line, as the key
 # commands do; a name that is no benchmark stops before anything runs, naming those there are.

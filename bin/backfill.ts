@@ -3,6 +3,9 @@
 // otherwise (CI, logs): one line per venue and pair every few seconds while it moves.
 // Idempotent: a second run stores nothing new. On the embedded database it needs the database to
 // itself (stop `make run` first); on a server it runs beside the service.
+// MARKET=simulated (make backfill DEMO=1) fetches from make demo's market, the simulated one, never
+// from the real venues: SIM_URL's, or one started here with the demo's seed (same seed and clock,
+// same trades: the history the demo itself would have fetched).
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import { openDatabase } from '../lib/db/connect.js';
@@ -10,6 +13,7 @@ import { createLogger, printLine } from '../lib/log.js';
 import { backfill, type BackfillProgress } from '../pipeline/backfill.js';
 import { Pipeline } from '../pipeline/runner.js';
 import { venues } from '../pipeline/venues/index.js';
+import { startSimMarket, type SimMarket } from '../sim/index.js';
 import { configOrExit, fail, openOrExplain } from './fail.js';
 
 const LINE_EVERY_MS = 5_000;
@@ -22,7 +26,14 @@ const day = (name: string, v: string | undefined, endOfDay: boolean): Date => {
 const from = day('FROM', values.from, false);
 const to = day('TO', values.to, true);
 if (to < from) fail('TO must not be before FROM');
-const config = configOrExit();
+let config = configOrExit();
+/** The seed bin/demo.ts gives its market. */
+const DEMO_SEED = 1;
+let sim: SimMarket | undefined;
+if (config.market === 'simulated' && !config.simUrl) {
+  sim = await startSimMarket({ seed: DEMO_SEED, historyStart: from.getTime(), volume: config.simVolume });
+  config = configOrExit({ SIM_URL: sim.url });
+}
 if (config.tradesRetentionDays !== null && from.getTime() < Date.now() - config.tradesRetentionDays * 86_400_000) {
   // trades that old are dropped by retention, and re-materialising their buckets from what is left would lose candles
   fail(`FROM is older than TRADES_RETENTION_DAYS (${config.tradesRetentionDays}): raw trades that old are not kept`);
@@ -89,4 +100,5 @@ try {
   progress.stop();
   await pipeline.stop();
   await db.close();
+  await sim?.stop();
 }

@@ -2,7 +2,7 @@
 // progress lines, not a progress bar's redraws, and walks each venue's whole offered history of
 // the day; beside a process that holds the embedded database it says so in one line instead of a
 // stack trace. The command runs as its own process against the simulated market.
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -35,10 +35,15 @@ function freshVarDir(): string {
   return dir;
 }
 
-/** bin/backfill.ts in a process of its own, its output a pipe (not a terminal). */
+/** bin/backfill.ts in a process of its own, its output a pipe (not a terminal); `simUrl` null: none given. */
 async function backfillCommand(varDir: string, ...args: string[]) {
-  const env: Record<string, string | undefined> = { ...process.env, AFRATES_VAR_DIR: varDir, MARKET: 'simulated', SIM_URL: sim.url, LOG_LEVEL: 'info' };
+  return backfillWith(varDir, sim.url, ...args);
+}
+
+async function backfillWith(varDir: string, simUrl: string | null, ...args: string[]) {
+  const env: Record<string, string | undefined> = { ...process.env, AFRATES_VAR_DIR: varDir, MARKET: 'simulated', SIM_URL: simUrl ?? undefined, LOG_LEVEL: 'info' };
   delete env.DATABASE_URL;
+  if (simUrl === null) delete env.SIM_URL;
   try {
     const r = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'bin/backfill.ts', ...args], { cwd: root, env, encoding: 'utf8', timeout: 240_000 });
     return { status: 0, stdout: r.stdout, stderr: r.stderr };
@@ -75,6 +80,31 @@ describe('make backfill', () => {
       expect(lines.at(-1)).toBe(`stored ${stored!.n} new trades`);
     } finally {
       await db.close();
+    }
+  }, 300_000);
+
+  it("with DEMO=1 acts on make demo's database and fetches from its market, the simulated one, never the real venues", async () => {
+    const dry = spawnSync('make', ['-n', 'backfill', 'DEMO=1', `FROM=${day}`, `TO=${day}`], { cwd: root, encoding: 'utf8' });
+    expect(dry.stdout).toMatch(/AFRATES_VAR_DIR=var\/demo MARKET=simulated .*bin\/backfill\.ts/);
+    // MARKET=simulated and no SIM_URL (make demo is stopped, its market with it): the command starts
+    // the demo's market itself (seed 1), and stores what that market served
+    const varDir = freshVarDir();
+    const r = await backfillWith(varDir, null, '--pair', 'BTCZAR', '--from', day, '--to', day);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const demoMarket = await startSimMarket({ seed: 1, historyStart: yesterday.getTime() });
+    const db: Database = await openDatabase(loadConfig({ AFRATES_VAR_DIR: varDir }), testLog);
+    try {
+      const stored = await db.sql<{ trade_id: string }[]>`SELECT trade_id FROM trades WHERE exchange = 'valr' AND pair = 'BTCZAR' ORDER BY time, trade_id`;
+      expect(stored.length).toBeGreaterThan(1_000);
+      // the same trades as the demo's seed makes (a real venue's, or another seed's, would differ)
+      const ids = new Set(stored.map((t) => t.trade_id));
+      const served = demoMarket.served('valr', 'BTCZAR').filter((t) => t.time >= yesterday.getTime() && t.time < yesterday.getTime() + DAY);
+      expect(served.length).toBe(stored.length);
+      expect(served.every((t) => ids.has(String(t.id)))).toBe(true);
+    } finally {
+      await db.close();
+      await demoMarket.stop();
     }
   }, 300_000);
 
