@@ -150,6 +150,11 @@ export class Pipeline {
     return this.publisher.publish();
   }
 
+  /** Every pair of every venue collected once by REST from its watermark, with no publish (tests, tools). */
+  async collectTrades(): Promise<void> {
+    await Promise.all(this.sessions.flatMap((s) => s.listings.map((l) => s.wake(l.pair))));
+  }
+
   /** One trade cycle by hand (tests, one-shot runs): every venue collects, then one publish. */
   async runTradeCycle(): Promise<CycleReport> {
     await Promise.all(this.sessions.map((s) => this.collectVenue(s)));
@@ -208,8 +213,12 @@ export class Pipeline {
     if (this.o.config.streams) this.startStreams();
   }
 
-  /** A stream for every venue that publishes one (Luno's with a key), beside its REST loop. */
-  private startStreams(): void {
+  /**
+   * A stream for every venue that publishes one (Luno's with a key), beside its REST loop; start()
+   * calls it, a tool or test driving the cycles by hand calls it alone. A venue's stream opens once
+   * its markets are known (after its first run).
+   */
+  startStreams(): void {
     for (const session of this.sessions) {
       const stream = VENUE_STREAMS.find((s) => s.venue === session.id);
       if (!stream?.available(this.o.config.lunoApiKey)) continue;

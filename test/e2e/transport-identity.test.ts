@@ -37,7 +37,6 @@ import { softwareIdentity } from '../../lib/software.js';
 import { Certifier } from '../../pipeline/certify/issue.js';
 import { Pipeline } from '../../pipeline/runner.js';
 import { logIssued, logRestatement, signHead } from '../../pipeline/transparency.js';
-import type { VenueSession } from '../../pipeline/venue-session.js';
 import { venues } from '../../pipeline/venues/index.js';
 import { announceRestatement } from '../../pipeline/webhooks/announce.js';
 import { startSimMarket, type SimMarket } from '../../sim/index.js';
@@ -99,12 +98,8 @@ function streamedVenuesPipeline(sim: SimMarket, db: Database, streams: boolean):
   });
 }
 
-const sessionsOf = (p: Pipeline) => (p as unknown as { sessions: VenueSession[] }).sessions;
-
-/** One REST collection of every pair (VenueSession.wake, as Luno's stream uses it): no publish. */
-async function restCollect(p: Pipeline): Promise<void> {
-  await Promise.all(sessionsOf(p).flatMap((s) => s.listings.map((l) => s.wake(l.pair))));
-}
+/** One REST collection of every pair: no publish. */
+const restCollect = (p: Pipeline) => p.collectTrades();
 
 async function tradeCount(db: Database): Promise<number> {
   const [row] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM trades`;
@@ -181,7 +176,7 @@ async function play(mode: Mode): Promise<Played> {
     await p.runTradeCycle(); // the history, by REST in every run
     if (mode === 'stream') for (const v of STREAMED) sim.setFault(v, { kind: 'server_error' });
     if (mode !== 'rest') {
-      (p as unknown as { startStreams(): void }).startStreams();
+      p.startStreams();
       await until('streams open', () => STREAMED.every((v) => p.streams.get(v)?.report().state === 'open'));
       // the clock stands still until the subscriptions are in (VALR's is a message after the open):
       // a feed starts at the clock its first subscriber comes, what passed before is REST's (failing in the stream run)
