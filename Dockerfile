@@ -1,9 +1,10 @@
 # One image for both the api and the pipeline services (ROLE picks which runs): compiled
-# JavaScript on a current LTS Node, production dependencies only, running as an unprivileged user.
+# JavaScript on the current LTS Node (26, LTS since 2026-10-28; its official images are Debian 13,
+# trixie), production dependencies only, running as an unprivileged user.
 
 # build: the TypeScript compiled to dist/ (with sql/ and verify/) and the web front end built into dist/web/dist,
 # using the dev dependencies
-FROM node:24.11.1-bookworm-slim AS build
+FROM node:26.13.0-trixie-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -20,7 +21,7 @@ COPY verify ./verify
 RUN npm run build
 
 # run: dist/ and production dependencies, nothing else
-FROM node:24.11.1-bookworm-slim
+FROM node:26.13.0-trixie-slim
 ENV NODE_ENV=production
 # the commit every replication bundle names (docker build --build-arg GIT_COMMIT=$(git rev-parse HEAD);
 # docker-compose.yml passes $GIT_COMMIT)
