@@ -39,7 +39,7 @@ TICKING := bash -c 'what="$$1"; shift; \
 # npm ci: exactly the lock file, which lists every platform's optional packages (rollup's), so the
 # install never rewrites it and a fresh clone stays unchanged.
 $(STAMP): package.json package-lock.json
-	@echo "installing dependencies (npm ci): about 2 minutes" >&2
+	@echo "installing dependencies (npm ci)" >&2
 	@$(TICKING) "installing dependencies" npm ci --no-audit --no-fund
 	@touch $(STAMP)
 
@@ -50,7 +50,7 @@ WEB_STAMP := web/dist/.built
 WEB_SOURCES := $(shell find web -path web/dist -prune -o -type f -print) docs/methodology.md
 
 $(WEB_STAMP): $(STAMP) $(WEB_SOURCES)
-	@echo "building the web front end (vite build, web/ -> web/dist): 1-4 minutes on 2 cores" >&2
+	@echo "building the web front end (vite build, web/ -> web/dist)" >&2
 	@$(TICKING) "building the web front end" $(NODE_BIN)/vite build --config web/vite.config.ts
 	@echo "web front end built" >&2
 	@touch $(WEB_STAMP)

@@ -6,7 +6,13 @@
 import './base.css';
 import { ACCESSIBLE_CSS, keyboardScrolling } from './docs-a11y.js';
 import { byId } from './dom.js';
+import { SCALAR_ENTRY } from './scalar.js';
 import { sessionKey } from './session.js';
+
+/** The part of the renderer's bundle this page calls (its styles come with it). */
+interface ScalarBundle {
+  createApiReference(element: HTMLElement, configuration: Record<string, unknown>): unknown;
+}
 
 /**
  * The renderer shows this in an empty key field (a base64 joke): it reads as a filled-in key, and a
@@ -26,7 +32,7 @@ function emptyKeyField(root: HTMLElement): void {
 async function start(): Promise<void> {
   const state = byId('docs-state');
   try {
-    const [{ createApiReference }] = await Promise.all([import('@scalar/api-reference'), import('@scalar/api-reference/style.css')]);
+    const { createApiReference } = (await import(/* @vite-ignore */ SCALAR_ENTRY)) as ScalarBundle;
     const key = sessionKey();
     createApiReference(byId('reference'), {
       url: '/v1/openapi.json',
