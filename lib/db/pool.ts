@@ -104,6 +104,36 @@ interface Handle {
 }
 
 const handles = new WeakMap<object, Handle>();
+/** Every pool of this process not yet ended: all are replaced after postgres.js's closed-socket fault (below). */
+const live = new Set<Handle>();
+
+/**
+ * postgres.js (3.4.9) writes a query to a connection whose socket has closed, from a timer, and the
+ * TypeError thrown there ends the process (porsager/postgres#1154, #1208: the rollback of a
+ * transaction whose server went away, as in every failover). That one fault is caught: the write
+ * was for a connection already lost, whose queries have failed, but the connection object keeps
+ * the unsent bytes and never flushes again, so every pool's connections are replaced. Any other
+ * uncaught exception ends the process as before (thrown on from here).
+ */
+function isClosedSocketWrite(err: unknown): boolean {
+  const stack = (err as { stack?: unknown } | null)?.stack;
+  return err instanceof TypeError && typeof stack === 'string' && /reading 'write'/.test(err.message) && /at Immediate\.nextWrite \([^)]*postgres[\\/]src[\\/]connection\.js/.test(stack);
+}
+
+let closedSocketGuarded = false;
+
+function guardClosedSocketWrite(): void {
+  if (closedSocketGuarded) return;
+  closedSocketGuarded = true;
+  process.on('uncaughtException', (err) => {
+    if (!isClosedSocketWrite(err)) throw err;
+    (typeFetchLog ??= createLogger('warn')).warn(
+      { reason: err.message },
+      'database: postgres.js wrote to a closed connection (a transaction cut by the server going away); every connection replaced, the process goes on',
+    );
+    for (const handle of live) handle.replace(null);
+  });
+}
 
 /**
  * A pool (postgres.js) on `url`, whose connections can be replaced without the callers noticing
@@ -117,6 +147,7 @@ const handles = new WeakMap<object, Handle>();
  */
 export function createPool(url: string, max: number, statementTimeoutMs = 0, log?: Pick<Logger, 'warn'>, opts: PoolOptions = {}): Sql {
   guardArrayTypeFetch(log);
+  guardClosedSocketWrite();
   const say = log ?? createLogger('warn');
   const hosts = postgresHosts(url);
   const writable = hosts.length > 1;
@@ -149,6 +180,7 @@ export function createPool(url: string, max: number, statementTimeoutMs = 0, log
     has: (_target, prop) => Reflect.has(handle.current, prop),
   });
   handles.set(sql, handle);
+  live.add(handle);
   if (opts.watch) watch(handle, say, WATCH_EVERY_MS, WATCH_TIMEOUT_MS, writable);
   return sql;
 }
@@ -186,6 +218,7 @@ const watchEnds = new WeakMap<Handle, () => Promise<void>>();
 
 async function endPool(handle: Handle, o?: { timeout?: number }): Promise<void> {
   handle.ended = true;
+  live.delete(handle);
   await watchEnds.get(handle)?.();
   await handle.current.end(o);
 }
@@ -325,11 +358,17 @@ export function isUnreachable(err: unknown): boolean {
  */
 export async function withoutStatementTimeout<T>(sql: Sql, work: (conn: Sql) => Promise<T>): Promise<T> {
   const conn = await sql.reserve();
+  let lost = false;
   try {
     await conn`SET statement_timeout = 0`;
     return await work(conn);
+  } catch (err) {
+    lost = isUnreachable(err);
+    throw err;
   } finally {
-    await conn`RESET statement_timeout`.catch(() => {});
+    // a reserved connection that was lost is never written to again: postgres.js (3.4.9) writes to
+    // its closed socket and the process ends (TypeError in nextWrite, porsager/postgres#1208)
+    if (!lost) await conn`RESET statement_timeout`.catch(() => {});
     conn.release();
   }
 }

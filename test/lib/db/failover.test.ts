@@ -6,12 +6,6 @@
 // its database with. A read replica that goes silent under a read has the primary answer it. The silent server is a proxy that stops passing bytes (test/support/tcp-proxy.ts);
 // the failover runs on a primary and standby the test makes itself (TEST_PG_BIN: the directory of
 // initdb, pg_ctl and pg_basebackup), never on TEST_DATABASE_URL's, which other test files share.
-import { execFile } from 'node:child_process';
-import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import postgres from 'postgres';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,10 +15,9 @@ import { ReadRouter } from '../../../lib/db/replicas.js';
 import { within } from '../../../lib/within.js';
 import { freshDatabaseUrl, openTestDatabase } from '../../support/db.js';
 import { onReplica, onServers } from '../../support/replica.js';
+import { pgBin, startPgPair, type PgPair } from '../../support/pg-pair.js';
 import { startProxy, type SilentableProxy } from '../../support/tcp-proxy.js';
 import { until } from '../../support/wait.js';
-
-const run = promisify(execFile);
 
 describe('DATABASE_URL of several hosts', () => {
   it('is read as libpq writes it, one URL per host with the same user, database and parameters', () => {
@@ -148,53 +141,16 @@ describe.skipIf(!onServers)('a read replica that goes silent (needs TEST_DATABAS
   });
 });
 
-const pgBin = process.env.TEST_PG_BIN;
-
-/** A command of TEST_PG_BIN, as the postgres user when the tests run as root (initdb refuses root). */
-async function pg(command: string, args: string[]): Promise<string> {
-  const file = path.join(pgBin!, command);
-  const asRoot = process.getuid?.() === 0;
-  const { stdout } = await run(asRoot ? 'runuser' : file, asRoot ? ['-u', 'postgres', '--', file, ...args] : args, { timeout: 120_000 });
-  return stdout;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 describe.skipIf(!pgBin)('a failover (needs TEST_PG_BIN: the directory of initdb, pg_ctl and pg_basebackup, for a primary and standby of its own)', () => {
-  let dir: string;
-  const ports = { primary: 0, standby: 0 };
-  const dataOf = (name: 'primary' | 'standby') => path.join(dir, name);
-  const start = (name: 'primary' | 'standby') => pg('pg_ctl', ['-D', dataOf(name), '-l', path.join(dir, `${name}.log`), '-o', `-p ${ports[name]}`, '-w', 'start']);
-
+  let pair: PgPair;
   beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-failover-'));
-    if (process.getuid?.() === 0) {
-      const { stdout } = await run('id', ['-u', 'postgres']);
-      const { stdout: gid } = await run('id', ['-g', 'postgres']);
-      fs.chownSync(dir, Number(stdout), Number(gid));
-    }
-    ports.primary = await freePort();
-    ports.standby = await freePort();
-    await pg('initdb', ['-D', dataOf('primary'), '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C.UTF-8']);
-    fs.appendFileSync(dataOf('primary') + '/postgresql.conf', `listen_addresses = '127.0.0.1'\nunix_socket_directories = '${dir}'\nwal_level = replica\nfsync = off\n`);
-    await start('primary');
-    await pg('pg_basebackup', ['-h', '127.0.0.1', '-p', String(ports.primary), '-U', 'postgres', '-D', dataOf('standby'), '-R', '-X', 'stream']);
-    await start('standby');
+    pair = await startPgPair();
   }, 120_000);
-
-  afterAll(async () => {
-    for (const name of ['standby', 'primary'] as const) await pg('pg_ctl', ['-D', dataOf(name), '-m', 'immediate', 'stop']).catch(() => {});
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => pair?.close());
 
   it('writes to the host that accepts writes, whichever is named first, and again within 30 s of the old primary going, on the promoted standby, without a new pool', async () => {
     // the standby named first: a connection to it would fail every write (read-only transaction)
+    const { ports } = pair;
     const url = `postgres://postgres@127.0.0.1:${ports.standby},127.0.0.1:${ports.primary}/postgres`;
     const { lines, log } = logged();
     const db = await openDatabase(loadConfig({ DATABASE_URL: url }), log, { migrate: false });
@@ -202,13 +158,13 @@ describe.skipIf(!pgBin)('a failover (needs TEST_PG_BIN: the directory of initdb,
       const sql = db.sql;
       await sql`CREATE TABLE written (n int PRIMARY KEY)`;
       await sql`INSERT INTO written VALUES (1)`;
-      const standby = postgres(`postgres://postgres@127.0.0.1:${ports.standby}/postgres`, { max: 1, onnotice: () => {} });
+      const standby = postgres(pair.url('standby'), { max: 1, onnotice: () => {} });
       await until('the standby has the first row', async () => (await standby<{ n: number }[]>`SELECT count(*)::int AS n FROM written`.catch(() => [{ n: 0 }]))[0]!.n === 1);
       await standby.end();
       // the primary gone (as a crash), the standby promoted
-      await pg('pg_ctl', ['-D', dataOf('primary'), '-m', 'immediate', 'stop']);
+      await pair.crash('primary');
       const goneAt = Date.now();
-      await pg('pg_ctl', ['-D', dataOf('standby'), '-w', 'promote']);
+      await pair.promote();
       let n = 1;
       await until(
         'the same pool writes again',
@@ -226,7 +182,7 @@ describe.skipIf(!pgBin)('a failover (needs TEST_PG_BIN: the directory of initdb,
       );
       expect(Date.now() - goneAt).toBeLessThan(30_000);
       // it wrote to the promoted standby, which has both rows
-      const promoted = postgres(`postgres://postgres@127.0.0.1:${ports.standby}/postgres`, { max: 1, onnotice: () => {} });
+      const promoted = postgres(pair.url('standby'), { max: 1, onnotice: () => {} });
       expect((await promoted<{ n: number }[]>`SELECT count(*)::int AS n FROM written`)[0]!.n).toBe(2);
       await promoted.end();
       expect(lines).toContainEqual(expect.objectContaining({ msg: 'database: following the server that accepts writes; queries on the old one fail', where: `127.0.0.1:${ports.standby}/postgres` }));
