@@ -18,14 +18,15 @@ export interface TierRules {
   readonly streamsPerAccount: number;
   /**
    * Requests a customer may have in flight at once in an API process: its share, so one customer's
-   * burst can't queue the others. Below a server pool's 10 connections, so one customer never holds them all.
+   * burst can't queue the others. Below a server pool's 10 connections, so one customer never holds them
+   * all; at least what the dashboard asks for at once (a chart, its stream, fixings, webhooks).
    */
   readonly concurrent: number;
 }
 
 export const TIER_RULES: Readonly<Record<Tier, TierRules>> = {
-  free: { rank: 0, perMinute: 10, perMonth: 5_000, maxPage: 500, intervals: ['1h', '1d'], historyDays: 30, streamsPerKey: 1, streamsPerAccount: 2, concurrent: 2 },
-  builder: { rank: 1, perMinute: 30, perMonth: 25_000, maxPage: 2_500, intervals: ['5m', '1h', '1d'], historyDays: null, streamsPerKey: 3, streamsPerAccount: 6, concurrent: 4 },
+  free: { rank: 0, perMinute: 10, perMonth: 5_000, maxPage: 500, intervals: ['1h', '1d'], historyDays: 30, streamsPerKey: 1, streamsPerAccount: 2, concurrent: 4 },
+  builder: { rank: 1, perMinute: 30, perMonth: 25_000, maxPage: 2_500, intervals: ['5m', '1h', '1d'], historyDays: null, streamsPerKey: 3, streamsPerAccount: 6, concurrent: 5 },
   professional: { rank: 2, perMinute: 100, perMonth: 100_000, maxPage: 5_000, intervals: ['5m', '1h', '1d'], historyDays: null, streamsPerKey: 10, streamsPerAccount: 20, concurrent: 6 },
   enterprise: { rank: 3, perMinute: 10_000, perMonth: null, maxPage: 10_000, intervals: ['5m', '1h', '1d'], historyDays: null, streamsPerKey: 50, streamsPerAccount: 100, concurrent: 8 },
 };
