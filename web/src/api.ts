@@ -1,5 +1,8 @@
 // Calls to the afrates API on this origin. A key travels only in the X-API-Key header, never in a
-// URL. A failure is the API's own error ({error, message, status}) as an ApiFailure.
+// URL. A failure is the API's own error ({error, message, status}) as an ApiFailure. An answer
+// from the simulated market puts the note saying so on the page (simulated.ts).
+import { noteMarket } from './simulated.js';
+
 export class ApiFailure extends Error {
   constructor(
     readonly status: number,
@@ -29,6 +32,7 @@ export async function call<T>(path: string, opts: CallOptions = {}): Promise<T> 
     if ((err as Error).name === 'AbortError') throw err;
     throw new ApiFailure(0, 'network_error', 'The server could not be reached; check the connection and retry.');
   }
+  noteMarket(res);
   const text = await res.text();
   let body: unknown = null;
   try {

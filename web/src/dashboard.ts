@@ -3,6 +3,7 @@
 // the key's own tier.
 import './style.css';
 import { call, errorText, ApiFailure } from './api.js';
+import { checkMarket } from './simulated.js';
 import { byId, cell, copyText, el } from './dom.js';
 import * as fmt from './format.js';
 import { forgetKey, keepKey, KEY_PATTERN, sessionKey } from './session.js';
@@ -225,6 +226,7 @@ function start(): void {
   const saved = sessionKey();
   if (saved) void signIn(saved);
   else showSignIn();
+  void checkMarket(); // signed out, the page asks nothing else of the API
 }
 
 start();
