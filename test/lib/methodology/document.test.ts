@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { openTestDatabase } from '../../support/db.js';
 import { METHODOLOGY_EFFECTIVE, METHODOLOGY_VERSION, PARAMETERS } from '../../../lib/methodology/parameters.js';
 
 const DOC = fs.readFileSync(path.join(import.meta.dirname, '../../../docs/methodology.md'), 'utf8');
@@ -48,5 +49,22 @@ describe('docs/methodology.md', () => {
     const changelog = table('Changelog');
     expect(changelog.at(-1)!.slice(0, 1)).toEqual([METHODOLOGY_VERSION]);
     expect(changelog.at(-1)![2]).toBe(METHODOLOGY_EFFECTIVE);
+  });
+});
+
+describe('the count of public pairs', () => {
+  it('is stated nowhere but by GET /v1/pairs itself, or as many as the database publishes', async () => {
+    const db = await openTestDatabase();
+    let published: number;
+    try {
+      [{ n: published }] = (await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pairs WHERE visibility = 'public'`) as unknown as [{ n: number }];
+    } finally {
+      await db.close();
+    }
+    const root = path.join(import.meta.dirname, '../../..');
+    const docs = ['README.md', 'docs/methodology.md', 'docs/operations.md', 'docs/decisions.md', 'web/index.html', 'web/status.html', 'web/dashboard.html'];
+    for (const file of docs) {
+      for (const m of fs.readFileSync(path.join(root, file), 'utf8').matchAll(/(\d+) (?:public )?pairs\b/g)) expect(Number(m[1]), `${file}: "${m[0]}"`).toBe(published);
+    }
   });
 });
