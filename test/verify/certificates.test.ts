@@ -269,6 +269,18 @@ describe('certificates verified independently', () => {
     for (const [name, count] of Object.entries(cases)) expect(count, name).toBeGreaterThan(0);
   });
 
+  it('from saved files without the log head and proof, or the HMAC secret, says which checks it did not make', async () => {
+    const s = saved.values().next().value!;
+    const [without, withSecret] = await Promise.all([both(fileArgs(s)), both(fileArgs(s, ['--hmac-secret', hmacSecret]))]);
+    for (const v of VERIFIERS) {
+      expect(without[v].code, without[v].stdout).toBe(0);
+      const last = without[v].stdout.trim().split('\n').at(-1);
+      expect(last, v).toMatch(/^result: ok, every check made holds; not checked: /);
+      for (const skipped of ['hmac', 'log head', 'log inclusion']) expect(last!.split('not checked: ')[1]!.split(', '), v).toContain(skipped);
+      expect(withSecret[v].stdout.trim().split('\n').at(-1), v).toBe('result: ok, every check made holds; not checked: log head, log inclusion');
+    }
+  });
+
   describe('fails, naming what failed', () => {
     /** The saved certificate and bundle, with one of them replaced by `change` (a new file). */
     function tampered(what: 'cert' | 'bundle', change: (text: string) => string): Saved {
