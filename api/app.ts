@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import type { AppDeps, AppState } from './context.js';
 import { admit } from './middleware/auth.js';
-import { concurrencyShares } from './limits/concurrency.js';
+import { concurrencyShares } from './middleware/concurrency.js';
 import { envelope } from './middleware/envelope.js';
 import { readBody } from './middleware/body.js';
 import { observeRequests } from './middleware/metrics.js';
