@@ -38,6 +38,15 @@ export function processIdentity(role: 'all' | 'pipeline', venues: readonly strin
   return { id: `${host}/${process.pid}/${Date.now()}`, host, pid: process.pid, role, venues: [...venues], version };
 }
 
+/**
+ * A transaction of the publisher's that takes row locks another process's publisher will need
+ * (the lease row, a webhook endpoint's heartbeat): if this process freezes inside it, the server
+ * ends it after IDLE_IN_TX instead of letting it block the next publisher for as long as it is frozen.
+ */
+export async function limitIdleInTransaction(tx: Tx): Promise<void> {
+  await tx.unsafe(`SET LOCAL idle_in_transaction_session_timeout = '${IDLE_IN_TX}'`);
+}
+
 /** Thrown inside a publishing transaction of a process that no longer holds the lease: nothing of it is stored. */
 export class FencedOut extends Error {
   constructor() {
@@ -162,7 +171,7 @@ export class PublisherLease implements PublishLease {
     const mine = this.token;
     if (mine === null) throw new FencedOut();
     // a process frozen inside this transaction would hold the row's lock, and with it any takeover
-    await tx.unsafe(`SET LOCAL idle_in_transaction_session_timeout = '${IDLE_IN_TX}'`);
+    await limitIdleInTransaction(tx);
     const [row] = await tx`
       SELECT 1 FROM publisher_lease
       WHERE id = 1 AND holder = ${this.o.me.id} AND token = ${mine}::bigint AND expires_at > clock_timestamp()

@@ -14,6 +14,7 @@ import type { Lookup } from '../../lib/webhooks/addresses.js';
 import { emitEvents, eventTime, TIERS_BY_EVENT } from '../../lib/webhooks/events.js';
 import type { SecretBox } from '../../lib/webhooks/secrets.js';
 import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, SIGNATURE_HEADER, signatureHeader } from '../../lib/webhooks/signature.js';
+import { limitIdleInTransaction } from '../lease.js';
 import { send, type Outcome } from './send.js';
 
 const HOUR_MS = 3_600_000;
@@ -197,6 +198,9 @@ export class WebhookWorker {
   private async heartbeats(now: Date): Promise<void> {
     this.heartbeatsAt = now.getTime();
     const next = await this.o.sql.begin(async (tx) => {
+      // its endpoints' rows stay locked to the end: a process frozen here must not hold them (and
+      // with them every other process's heartbeats) for as long as it is frozen
+      await limitIdleInTransaction(tx);
       const tiers = tx.json(TIERS_BY_EVENT as never);
       const due = await tx<{ id: string; heartbeat_seconds: number }[]>`
         UPDATE webhook_endpoints ep SET heartbeat_due_at = ${now}::timestamptz + make_interval(secs => ep.heartbeat_seconds)

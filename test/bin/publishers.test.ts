@@ -3,16 +3,21 @@
 // certifying the history's backlog and woken after the other has taken over; then the new
 // publisher is killed outright (SIGKILL) and the first takes over again. What customers get is
 // judged from an API process's answers (the signed heads a monitor reads) and the stored records:
-// heads only go forward, no record is stored twice, every settled bucket is certified. Real
+// heads only go forward, no record is stored twice, every settled bucket is certified, and a
+// webhook endpoint's heartbeats (one a second) each reach it once. Real
 // processes (bin/serve.ts) on a real server: the embedded database admits one connection, so two
 // processes cannot share it (TEST_DATABASE_URL).
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createSecretBox } from '../../lib/webhooks/secrets.js';
+import { EVENT_ID_HEADER } from '../../lib/webhooks/signature.js';
 import { startSimMarket } from '../../sim/index.js';
 import { freshDatabaseUrl } from '../support/db.js';
 
@@ -82,6 +87,14 @@ describe('two pipeline processes on one database', () => {
     const fresh = await freshDatabaseUrl();
     const sim = await startSimMarket({ seed: 7, historyStart: Date.now() - 2 * 3_600_000 });
     const sql = postgres(fresh.url, { max: 2, onnotice: () => {} });
+    // a customer's webhook receiver: every delivery's event id, as it arrives
+    const received: string[] = [];
+    const receiver = http.createServer((req, res) => {
+      received.push(String(req.headers[EVENT_ID_HEADER.toLowerCase()]));
+      req.resume();
+      req.on('end', () => res.writeHead(200).end());
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     try {
       const env: Record<string, string | undefined> = {
         ...process.env,
@@ -98,6 +111,7 @@ describe('two pipeline processes on one database', () => {
         CERT_HMAC_SECRET: crypto.randomBytes(32).toString('hex'),
         CERT_ED25519_PRIVATE_KEY: crypto.generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
         WEBHOOK_SECRET_KEY: crypto.randomBytes(32).toString('hex'),
+        WEBHOOKS_ALLOW_PRIVATE: '1', // the receiver is on loopback
       };
       delete env.REDIS_URL;
       delete env.DATABASE_READ_URL;
@@ -106,6 +120,12 @@ describe('two pipeline processes on one database', () => {
       const b = serve({ ...env, ROLE: 'pipeline', VENUES: 'valr,quidax' });
       await Promise.all([a.heard('"afrates running"'), b.heard('"afrates running"')]);
       const byPid = new Map([[a.proc.pid!, a], [b.proc.pid!, b]]);
+      // an Enterprise customer's endpoint with a heartbeat every second, as the API stores one
+      const box = createSecretBox({ keyHex: env.WEBHOOK_SECRET_KEY, keyDir: os.tmpdir() });
+      await sql`INSERT INTO customers (id, tier, name, email) VALUES (1, 'enterprise', 'Hooks', 'hooks@example.test')`;
+      await sql`
+        INSERT INTO webhook_endpoints (customer_id, url, events, divergence_pct, stale_seconds, heartbeat_seconds, heartbeat_due_at, secret, secret_prefix)
+        VALUES (1, ${`http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`}, ${sql.json(['heartbeat'])}, 1, 600, 1, now(), ${box.seal('whsec_test_secret')}, 'whsec_te')`;
 
       // both are seen, with their venues; one of them publishes
       const seen = await until('both processes seen', 30_000, async () => {
@@ -190,6 +210,19 @@ describe('two pipeline processes on one database', () => {
       expect(c.bundles).toBe(c.certificates + c.fixings);
       expect(c.distinct_restatements).toBe(c.restatements);
 
+      // every heartbeat event is made once and has one delivery; none reached the receiver twice;
+      // each was delivered, or is still leased by the process that was killed with it under way
+      // (made again once the lease runs out: at least once)
+      const events = await sql<{ id: string; deliveries: number; leased: boolean }[]>`
+        SELECT e.id, (SELECT count(*)::int FROM webhook_deliveries d WHERE d.event_id = e.id) AS deliveries,
+               EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.state = 'pending' AND d.next_attempt_at > now()) AS leased
+        FROM webhook_events e WHERE e.type = 'heartbeat' ORDER BY e.created_at`;
+      expect(events.length).toBeGreaterThan(2); // none while no process publishes (twice ~15 s)
+      expect(events.every((e) => e.deliveries === 1)).toBe(true);
+      expect(received.filter((id, i) => received.indexOf(id) !== i), 'no heartbeat delivered twice').toEqual([]);
+      expect(received.length).toBeGreaterThan(0);
+      expect(events.filter((e) => !received.includes(e.id) && !e.leased).map((e) => e.id), 'delivered, or leased for another try').toEqual([]);
+
       for (const p of [publisher, api]) {
         p.proc.kill('SIGTERM');
         expect(await p.exit).toBe(0);
@@ -203,6 +236,7 @@ describe('two pipeline processes on one database', () => {
         p.kill('SIGKILL');
       }
       await sql.end();
+      receiver.close();
       await sim.stop();
       await fresh.drop();
     }
