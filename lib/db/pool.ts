@@ -278,6 +278,8 @@ function watch(handle: Handle, say: Pick<Logger, 'warn'>, everyMs: number, timeo
   let timer: NodeJS.Timeout | undefined;
   /** "no host accepts writes" has been logged (once until one does) */
   let noneWritable = false;
+  /** the last round found the server silent */
+  let lastSilent = false;
   const once = async () => {
     if (probeAt !== handle.at) {
       void probe.end({ timeout: 0 }).catch(() => {});
@@ -287,6 +289,8 @@ function watch(handle: Handle, say: Pick<Logger, 'warn'>, everyMs: number, timeo
     const verdict = await ask(handle.hosts[handle.at]!, timeoutMs, probe);
     if (handle.ended) return;
     if (verdict === 'writable') noneWritable = false;
+    const silent = lastSilent;
+    lastSilent = verdict === 'silent';
     if (verdict === 'silent') {
       void probe.end({ timeout: 0 }).catch(() => {});
       probe = openProbe();
@@ -297,7 +301,8 @@ function watch(handle: Handle, say: Pick<Logger, 'warn'>, everyMs: number, timeo
       if (handle.ended) return;
       if (found !== null && (found !== handle.at || verdict === 'silent')) return handle.replace(verdict === 'silent' ? `${placeOf(handle.hosts[handle.at]!)} did not answer within ${timeoutMs} ms` : `${placeOf(handle.hosts[handle.at]!)} is ${verdict}`, found);
     }
-    if (verdict === 'silent') handle.replace(`it did not answer within ${timeoutMs} ms`);
+    // one line for a silence, however many rounds it lasts (each replaces the connections again)
+    if (verdict === 'silent') handle.replace(silent ? null : `it did not answer within ${timeoutMs} ms`);
     else if (!noneWritable) {
       noneWritable = true;
       say.warn({ where: placeOf(handle.hosts[handle.at]!), state: verdict }, 'database: no host accepts writes; queries fail until one does');
