@@ -45,7 +45,29 @@ export const operations: Operation[] = [
   },
 ];
 
+/**
+ * The data of a rates event, made once per snapshot version, second (ages are in whole seconds)
+ * and presentation (tier, options, pairs) for every stream that shows the same: a thousand streams
+ * of a few kinds cost a few presentations per rebuild, not a thousand.
+ */
+class SharedEvents {
+  private at = '';
+  private readonly made = new Map<string, string>();
+
+  data(version: number, now: Date, presentation: string, make: () => string): string {
+    const at = `${version}|${Math.floor(now.getTime() / 1000)}`;
+    if (at !== this.at) {
+      this.made.clear();
+      this.at = at;
+    }
+    let text = this.made.get(presentation);
+    if (text === undefined) this.made.set(presentation, (text = make()));
+    return text;
+  }
+}
+
 export function mount(router: AppRouter, deps: AppDeps): void {
+  const shared = new SharedEvents();
   router.get('/v1/rates/stream', async (ctx: AppContext) => {
     const q = parseQuery(query, ctx);
     const customer = ctx.state.customer!;
@@ -59,23 +81,29 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     if (customer.keyId !== undefined) owners.push({ owner: `key:${customer.keyId}`, max: streamsPerKey, message: `At most ${plural(streamsPerKey)} per key on the ${tier} tier; close one first.` });
     const stream = deps.streams.start(ctx, owners);
 
+    // what this stream's events show, the same for every stream that asks the same (shared.data)
+    const presentation = `${customer.tier}|${q.include_synthetic}|${q.include_sources}|${q.include_audit}|${pairs.join(',')}`;
     const event = (): string => {
       const now = new Date();
-      const data: StreamEvent['data'] = {};
-      for (const pair of pairs) {
-        const entry = deps.snapshot.get(pair);
-        if (!entry) continue;
-        data[pair] = presentLive(entry, {
-          tier: customer.tier,
-          includeSynthetic: q.include_synthetic,
-          includeSources: q.include_sources,
-          includeAudit: q.include_audit,
-          now,
-          signer: deps.signer,
-          market: deps.snapshot.market ?? deps.config.market,
-        });
-      }
-      return JSON.stringify({ data, meta: { request_id: ctx.state.requestId, timestamp: timestamp(now) } } satisfies StreamEvent);
+      const data = shared.data(deps.snapshot.version, now, presentation, () => {
+        const body: StreamEvent['data'] = {};
+        for (const pair of pairs) {
+          const entry = deps.snapshot.get(pair);
+          if (!entry) continue;
+          body[pair] = presentLive(entry, {
+            tier: customer.tier,
+            includeSynthetic: q.include_synthetic,
+            includeSources: q.include_sources,
+            includeAudit: q.include_audit,
+            now,
+            signer: deps.signer,
+            market: deps.snapshot.market ?? deps.config.market,
+          });
+        }
+        return JSON.stringify(body);
+      });
+      // {data, meta}, as JSON.stringify would write it (StreamEvent), with the shared data's text
+      return `{"data":${data},"meta":${JSON.stringify({ request_id: ctx.state.requestId, timestamp: timestamp(now) } satisfies StreamEvent['meta'])}}`;
     };
     // a key revoked while its stream is open: the stream ends at the next refresh (at once when
     // revoked through the account endpoints, which close it themselves)

@@ -50,6 +50,25 @@ describe('GET /v1/rates/stream', () => {
     s.close();
   });
 
+  it("gives each stream its own tier's view and its own request id, however many streams share a refresh", async () => {
+    const [free, free2, enterprise] = await Promise.all([
+      stream('pairs=BTCNGN', await t.key('free')),
+      stream('pairs=BTCNGN', await t.key('free')),
+      stream('pairs=BTCNGN&include_sources=true&include_audit=true', await t.key('enterprise')),
+    ]);
+    for (const s of [free, free2, enterprise]) await s.next(); // the current state
+    await t.api.deps.snapshot.refresh();
+    const [a, b, c] = await Promise.all([free, free2, enterprise].map(async (s) => JSON.parse((await s.next())!.data)));
+    // Builder and up see the sources, Enterprise the signature: a shared event never shows one tier another's
+    expect(a.data.BTCNGN.pricing).toBeUndefined();
+    expect(a.data.BTCNGN.audit).toBeUndefined();
+    expect(c.data.BTCNGN.pricing.exchange).toBeDefined();
+    expect(c.data.BTCNGN.audit?.signature).toBeTypeOf('string');
+    expect(a.data).toEqual(b.data);
+    expect(new Set([a.meta.request_id, b.meta.request_id, c.meta.request_id]).size).toBe(3);
+    for (const body of [a, b, c]) expect(validEvent(body), JSON.stringify(validEvent.errors)).toBe(true);
+  });
+
   it('resumes with Last-Event-ID: the current state only if the client missed a refresh', async () => {
     const key = await t.key('professional');
     const version = t.api.deps.snapshot.version;
