@@ -206,7 +206,7 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
       });
       const p = pipeline;
       // webhook alerts: after every cycle, and within a second of stored trades (folded together)
-      const alerts = new Coalesced(() => onPublished({ sql: db.sql, log, observe: async ({ rates }) => observePairs(db.sql, rates ? (snapshot ?? (await ratesNow())) : null), wake: () => webhooks.wake() }), () => !stopping);
+      const alerts = new Coalesced(() => onPublished({ sql: db.sql, log, observe: async ({ rates }) => observePairs(db.sql, rates ? (snapshot ?? (await ratesNow())) : null), wake: () => webhooks.wake(), fence }), () => !stopping);
       const alertsSoon = new Paced(alerts, ALERT_SPACING_MS, (err) => log.warn({ err }, 'webhook alerts not observed'));
       const unlisten = await notices.listen(() => {
         if (lease.holds()) alertsSoon.ask();

@@ -2,7 +2,7 @@
 // enabled endpoint subscribed to an alert, with the alerts in force read from and written back to
 // webhook_alerts, and the resulting events written to the outbox. Writing rows is all it does:
 // delivery is the worker's (worker.ts), so no endpoint can slow a cycle down.
-import type { Sql } from '../../lib/db/connect.js';
+import type { Sql, Tx } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
 import type { Tier } from '../../lib/tiers.js';
 import { emitEvents, TIERS_BY_EVENT, WEBHOOK_PLANS } from '../../lib/webhooks/events.js';
@@ -55,7 +55,7 @@ async function sourceSubscribed(sql: Sql): Promise<boolean> {
  * Runs the detectors over one cycle's observations and writes their events and the alerts in
  * force, in one transaction. Returns how many events it wrote.
  */
-export async function detectAlerts(sql: Sql, observations: readonly PairObservation[], rules?: readonly EndpointRule[]): Promise<number> {
+export async function detectAlerts(sql: Sql, observations: readonly PairObservation[], rules?: readonly EndpointRule[], fence?: (tx: Tx) => Promise<void>): Promise<number> {
   if (observations.length === 0) return 0;
   rules ??= await alertRules(sql);
   const before = new Map<string, Alert>(
@@ -74,6 +74,7 @@ export async function detectAlerts(sql: Sql, observations: readonly PairObservat
       return { endpoint_id: Number(endpoint), kind, subject, since: a?.since.toISOString() ?? null, calm: a?.calm ?? 0 };
     });
   await sql.begin(async (tx) => {
+    await fence?.(tx); // a process that no longer publishes writes no alert and no event
     for (let i = 0; i < gone.length; i += ALERTS_PER_STATEMENT) {
       const batch = rows(gone.slice(i, i + ALERTS_PER_STATEMENT).map((k) => [k, null]));
       await tx`
@@ -103,6 +104,8 @@ export interface PublishedHook {
   readonly observe: (needs: { readonly rates: boolean }) => Promise<readonly PairObservation[]>;
   /** Told when events were written, so they go out at once rather than at its next poll. */
   readonly wake?: () => void;
+  /** The publisher's lease, checked in the transaction that writes the alerts and their events (pipeline/lease.ts). */
+  readonly fence?: (tx: Tx) => Promise<void>;
 }
 
 /**
@@ -118,7 +121,7 @@ export async function onPublished(o: PublishedHook): Promise<void> {
       await o.sql`DELETE FROM webhook_alerts WHERE endpoint_id = ${SHARED}`;
       return;
     }
-    const events = await detectAlerts(o.sql, await o.observe({ rates: rules.length > 0 }), rules);
+    const events = await detectAlerts(o.sql, await o.observe({ rates: rules.length > 0 }), rules, o.fence);
     if (events > 0) {
       o.log.info({ events }, 'webhook alerts written');
       o.wake?.();
