@@ -16,6 +16,8 @@ export interface PairStatus {
   readonly age_seconds: number | null;
   readonly fresh: boolean;
   readonly sources_active: string[];
+  /** Listed and answering, but no trade in the pair for 15 minutes (api/queries/sources.ts): not a fault. */
+  readonly sources_quiet: string[];
   readonly sources_failing: string[];
 }
 
@@ -30,9 +32,9 @@ export async function pairStatuses(deps: Pick<AppDeps, 'pairs' | 'snapshot'>, sq
     const age = entry ? Math.max(0, Math.floor((now - entry.time.getTime()) / 1000)) : null;
     const isFresh = age !== null && age <= FRESH_SECONDS;
     if (isFresh) fresh++;
-    const { active, failing } = sources.get(pair) ?? { active: [], failing: [] };
+    const { active, quiet, failing } = sources.get(pair) ?? { active: [], quiet: [], failing: [] };
     if (failing.length) anyFailing = true;
-    pairs.set(pair, { last_update: entry ? timestamp(entry.time) : null, age_seconds: age, fresh: isFresh, sources_active: active, sources_failing: failing });
+    pairs.set(pair, { last_update: entry ? timestamp(entry.time) : null, age_seconds: age, fresh: isFresh, sources_active: active, sources_quiet: quiet, sources_failing: failing });
   }
   const overall = fresh === 0 ? 'outage' : fresh === deps.pairs.size && !anyFailing ? ('healthy' as const) : ('degraded' as const);
   return { overall: overall as 'healthy' | 'degraded' | 'outage', pairs, now };

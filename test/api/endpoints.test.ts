@@ -344,14 +344,25 @@ describe('pairs, status, health', () => {
     expect(res.body.pairs.BTCNGN.sources_failing).toEqual(['quidax']);
     expect(res.body.pairs.BTCNGN.sources_active).toEqual(['luno']);
     expect(res.body.overall_status).toBe('degraded');
-    // a venue that answers but delivers no trade for three 5-minute intervals of being asked is
-    // failing too; not while the collector has asked it for less than that (just started)
-    await t.db.sql`UPDATE venue_health SET last_trade_at = now() - INTERVAL '16 minutes', watched_since = now() - INTERVAL '5 minutes' WHERE exchange = 'valr' AND pair = 'BTCZAR'`;
+    // a venue that answers every fetch but has had no trade in the pair for three 5-minute
+    // intervals of being asked is quiet, not failing: it keeps the status from nothing; not quiet
+    // while the collector has asked it for less than that (just started)
+    await t.db.sql`UPDATE venue_health SET consecutive_failures = 0, last_error = NULL WHERE exchange = 'quidax' AND pair = 'BTCNGN'`;
+    await t.db.sql`UPDATE venue_health SET last_success_at = now(), last_trade_at = now() - INTERVAL '16 minutes', watched_since = now() - INTERVAL '5 minutes' WHERE exchange = 'valr' AND pair = 'BTCZAR'`;
     const started = await t.get('/v1/status', await t.key('free'));
-    expect(started.body.pairs.BTCZAR.sources_failing).toEqual([]);
+    expect(started.body.pairs.BTCZAR).toMatchObject({ sources_quiet: [], sources_failing: [] });
     await t.db.sql`UPDATE venue_health SET watched_since = now() - INTERVAL '16 minutes' WHERE exchange = 'valr' AND pair = 'BTCZAR'`;
+    const quiet = await t.get('/v1/status', await t.key('free'));
+    expectShape(quiet, '/v1/status');
+    expect(quiet.body.pairs.BTCZAR).toMatchObject({ sources_quiet: ['valr'], sources_failing: [] });
+    expect(quiet.body.pairs.BTCZAR.sources_active).not.toContain('valr');
+    expect(quiet.body.overall_status).toBe(started.body.overall_status); // what the other pairs make it
+    // one that has not answered for as long (no failure recorded: a fetch hanging) is failing
+    await t.db.sql`UPDATE venue_health SET last_success_at = now() - INTERVAL '16 minutes' WHERE exchange = 'valr' AND pair = 'BTCZAR'`;
     const silent = await t.get('/v1/status', await t.key('free'));
-    expect(silent.body.pairs.BTCZAR.sources_failing).toEqual(['valr']);
+    expect(silent.body.pairs.BTCZAR).toMatchObject({ sources_quiet: [], sources_failing: ['valr'] });
+    expect(silent.body.overall_status).toBe('degraded');
+    await t.db.sql`UPDATE venue_health SET last_success_at = now(), last_trade_at = now() WHERE exchange = 'valr' AND pair = 'BTCZAR'`;
   });
 
   it('health needs no key, is not rate limited, and reports real state', async () => {

@@ -9,7 +9,7 @@ import * as fmt from './format.js';
 interface PublicStatus {
   overall_status: 'healthy' | 'degraded' | 'outage';
   timestamp: string;
-  pairs: Record<string, { last_update: string | null; age_seconds: number | null; fresh: boolean; sources_active: string[]; sources_failing: string[] }>;
+  pairs: Record<string, { last_update: string | null; age_seconds: number | null; fresh: boolean; sources_active: string[]; sources_quiet?: string[]; sources_failing: string[] }>;
   cycles: { started_at: string; finished_at: string; duration_ms: number; ok: boolean; sources_ok: string[]; sources_failed: string[]; trades: number }[];
   uptime: { h24: number | null; d7: number | null };
   transparency: { tree_size: number; root_hash: string; timestamp: string } | null;
@@ -42,7 +42,8 @@ function render(s: PublicStatus): void {
         cell('Pair', el('strong', {}, `${pair.slice(0, -3)}/${pair.slice(-3)}`)),
         cell('State', el('span', { class: `badge ${p.fresh ? 'ok' : p.last_update ? 'degraded' : 'none'}` }, p.fresh ? 'fresh' : p.last_update ? 'stale' : 'no data')),
         cell('Newest data', p.age_seconds === null ? '–' : fmt.ago(p.age_seconds)),
-        cell('Active sources', p.sources_active.join(', ') || '–'),
+        // a quiet venue answers but has had no trade in the pair for 15 minutes: listed with the active, marked
+        cell('Active sources', [...p.sources_active, ...(p.sources_quiet ?? []).map((v) => `${v} (quiet)`)].join(', ') || '–'),
         cell('Failing sources', p.sources_failing.join(', ') || 'none'),
       ),
     );
