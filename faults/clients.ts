@@ -116,8 +116,7 @@ export class Clients {
     this.loop(5_000, async (api) => {
       const pair = this.pairs[Math.floor(Math.random() * this.pairs.length)]!;
       const day = new Date().toISOString().slice(0, 10);
-      const start = new Date(Date.now() - 3 * 3_600_000).toISOString();
-      await this.get(api, 'candles', `/v1/rates/historical?pair=${pair}&interval=5m&start=${start}&end=${new Date().toISOString()}`, (b) => {
+      await this.get(api, 'candles', `/v1/rates/historical?pair=${pair}&interval=5m&start=${day}&end=${day}&limit=1000`, (b) => {
         const settled = (b.data ?? []).filter((c: any) => c.settled);
         return { newest: Date.parse(b.data?.at(-1)?.time ?? '') || undefined, ...listed((c) => `${pair} ${c.time}`, () => settled)(b) };
       });
