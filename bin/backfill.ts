@@ -62,6 +62,7 @@ function bars(): BackfillProgress & { stop(): void } {
       bar?.update(bar.getTotal(), { inserted: `+${inserted} trades` });
       bar?.stop();
     },
+    note: (text) => multi.log(`note: ${text}\n`),
     stop: () => multi.stop(),
   };
 }
@@ -83,6 +84,7 @@ function lines(): BackfillProgress & { stop(): void } {
       print(task, (100 * done) / Math.max(1, t.total), inserted);
     },
     finish: (task, inserted) => print(task, 100, inserted, ' (done)'),
+    note: (text) => printLine(`note: ${text}`),
     stop: () => {},
   };
 }

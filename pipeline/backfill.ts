@@ -2,7 +2,10 @@
 // skipped, watermarks untouched), then refresh the aggregates (the writer has recorded the range
 // in refresh_requests). Each venue and pair is read a UTC day at a time, so a venue that walks back
 // from the end of its window (VALR) reads one day per walk, not everything since, and progress
-// shows per day. Venues that only serve recent trades are reported, not silently skipped.
+// shows per day. Venues that only serve recent trades, or history shorter than asked, are reported
+// once per venue, not silently skipped; as notes (make backfill prints them beside its progress, a
+// service logs them at info), never warnings: a venue keeping what it keeps is no fault, and the
+// demo's every start would otherwise warn 17 times.
 // Backfilled trades in buckets that were settled already correct the candles; certificates are
 // made at settlement only (docs/decisions.md), so history fetched later is not certified.
 import { withoutStatementTimeout, type Sql } from '../lib/db/connect.js';
@@ -25,6 +28,8 @@ export interface BackfillProgress {
   /** how much of it is done (ms), and the trades stored so far */
   update(task: string, doneMs: number, inserted: number): void;
   finish(task: string, inserted: number): void;
+  /** what was not fetched and why (a venue's history), once per venue */
+  note?(text: string): void;
 }
 
 export async function backfill(pipeline: Pipeline, sql: Sql, log: Logger, req: BackfillRequest, progress?: BackfillProgress, now = Date.now): Promise<CycleReport> {
@@ -35,17 +40,19 @@ export async function backfill(pipeline: Pipeline, sql: Sql, log: Logger, req: B
     targets.map(async (t) => {
       if (t.error) report.errors.push({ source: t.venue.id, error: `loadMarkets: ${t.error}` });
       let inserted = 0;
-      for (const listing of t.listings.filter((l) => !req.pairs || req.pairs.includes(l.pair))) {
+      const listings = t.listings.filter((l) => !req.pairs || req.pairs.includes(l.pair));
+      const pairs = listings.map((l) => l.pair);
+      const note = (fields: Record<string, unknown>, text: string) => (progress?.note ? progress.note(text) : log.info({ venue: t.venue.id, pairs, ...fields }, text));
+      if (listings.length && t.venue.historyMs === 0) note({}, `${t.venue.id} serves only its most recent trades: nothing to backfill (${pairs.join(', ')})`);
+      const earliest = t.venue.historyMs === undefined ? -Infinity : now() - t.venue.historyMs;
+      if (listings.length && t.venue.historyMs && req.from.getTime() < earliest) {
+        note({ from: new Date(earliest) }, `${t.venue.id} keeps ${Math.round(t.venue.historyMs / 3_600_000)} hours of trades: backfilled from ${new Date(earliest).toISOString()} (${pairs.join(', ')})`);
+      }
+      for (const listing of listings) {
         const task = `${t.venue.id} ${listing.pair}`;
         let from = req.from.getTime();
-        if (t.venue.historyMs === 0) {
-          log.warn({ venue: t.venue.id, pair: listing.pair }, 'venue serves only its most recent trades: no backfill possible');
-          continue;
-        }
-        if (t.venue.historyMs !== undefined && from < now() - t.venue.historyMs) {
-          from = now() - t.venue.historyMs;
-          log.warn({ venue: t.venue.id, pair: listing.pair, from: new Date(from) }, 'venue history starts later than requested');
-        }
+        if (t.venue.historyMs === 0) continue;
+        if (from < earliest) from = earliest;
         if (from >= to) continue;
         progress?.start(task, to - from);
         let stored = 0;
