@@ -44,19 +44,20 @@ afterEach(async () => {
 /** When each venue was first collected: the first run reaches LOOKBACK_MS back, later ones resume from its watermark. */
 const firstStart = new Map<string, number>();
 
-function pipeline(venue: string, env: Record<string, string> = {}): Pipeline {
+/** A pipeline of one venue whose REST cycle sleeps (300 s) after its first run; the file's market and database unless others are given. */
+function pipeline(venue: string, env: Record<string, string> = {}, on: { market: SimMarket; database: Database } = { market: sim, database: db }): Pipeline {
   if (!firstStart.has(venue)) firstStart.set(venue, clock);
   const p = new Pipeline({
-    config: loadConfig({ MARKET: 'simulated', SIM_URL: sim.url, CYCLE_SECONDS: '300', FX_CYCLE_SECONDS: '86400', ...env }),
+    config: loadConfig({ MARKET: 'simulated', SIM_URL: on.market.url, CYCLE_SECONDS: '300', FX_CYCLE_SECONDS: '86400', ...env }),
     log: testLog,
-    sql: db.sql,
+    sql: on.database.sql,
     venues: venues.filter((v) => v.id === venue),
     unpaced: true,
     now,
     initialLookbackMs: LOOKBACK_MS,
     requestTimeoutMs: 1_000,
     retryDelaysMs: [5],
-    notices: tradeNotices(db.sql, db.kind),
+    notices: tradeNotices(on.database.sql, on.database.kind),
     streamTimings: { silenceMs: 1_000, keepAliveMs: 300 },
   });
   running.push(p);
@@ -197,20 +198,7 @@ describe("the venues' planned cuts", () => {
   });
 
   it.each(['binance', 'valr'])('%s: a connection the venue ends is opened again, and nothing offered meanwhile is lost', async (venue) => {
-    const p = new Pipeline({
-      config: loadConfig({ MARKET: 'simulated', SIM_URL: cutting.url, CYCLE_SECONDS: '300', FX_CYCLE_SECONDS: '86400' }),
-      log: testLog,
-      sql: cutDb.sql,
-      venues: venues.filter((v) => v.id === venue),
-      unpaced: true,
-      now,
-      initialLookbackMs: LOOKBACK_MS,
-      requestTimeoutMs: 1_000,
-      retryDelaysMs: [5],
-      notices: tradeNotices(cutDb.sql, cutDb.kind),
-      streamTimings: { silenceMs: 1_000, keepAliveMs: 300 },
-    });
-    running.push(p);
+    const p = pipeline(venue, {}, { market: cutting, database: cutDb });
     const from = clock - LOOKBACK_MS;
     p.start();
     await until(`${venue}: cut by the venue twice and open again`, () => p.streams.get(venue)!.report().reconnects >= 2 && p.streams.get(venue)!.report().state === 'open');
