@@ -103,7 +103,7 @@ bench: $(STAMP) ## run the benchmarks: make bench [NAME=api,streams] [PARTS="sse
 	for b in $$files; do echo "== $$b"; $(TSX) $$b $$PARTS || exit 1; done
 
 .PHONY: openapi-examples
-openapi-examples: $(STAMP) ## rewrite api/openapi-examples.json (the OpenAPI examples) from real responses of the test API
+openapi-examples: $(STAMP) ## rewrite api/openapi-examples.json's examples whose real responses changed shape or wording
 	$(TSX) test/support/openapi-examples.ts
 
 # The fault suite (faults/run.sh; docs/operations.md, "The fault suite"): as root, with FAULTS_PG_BIN the

@@ -17,7 +17,7 @@ import { operations } from '../../api/routes/index.js';
 import { buildOpenApi, operationIdOf, type ExamplesFile } from '../../api/routes/openapi.js';
 import { ERROR } from '../../api/schemas.js';
 import { startTestApi, type TestApi } from '../support/api.js';
-import { captureAll, EXAMPLE_WEBHOOK_LOOKUP, examplesFrom, isFile, type Captured } from '../support/openapi-examples.js';
+import { captureAll, EXAMPLE_WEBHOOK_LOOKUP, examplesFrom, isFile, keepUnchanged, type Captured } from '../support/openapi-examples.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Doc = any;
@@ -143,6 +143,23 @@ describe('the examples (api/openapi-examples.json)', () => {
       errors: Object.keys(f.errors).sort(),
     });
     expect(names(examples), 'run make openapi-examples').toEqual(names(fresh));
+  });
+
+  it('is left as it is by make openapi-examples while the API has not changed (no timestamp or id rewritten)', () => {
+    // what make openapi-examples would write today, from today's answers: the committed file, to the byte
+    const today = keepUnchanged(examples, examplesFrom(captured));
+    const changed = (a: ExamplesFile, b: ExamplesFile) =>
+      [...Object.entries(a.responses).flatMap(([id, r]) => Object.keys(r).map((n) => [`${id} ${n}`, r[n], b.responses[id]?.[n]] as const)), ...Object.keys(a.errors).map((n) => [`error ${n}`, a.errors[n], b.errors[n]] as const)]
+        .filter(([, x, y]) => JSON.stringify(x) !== JSON.stringify(y))
+        .map(([name]) => name);
+    expect(changed(today, examples), 'the API changed: run make openapi-examples').toEqual([]);
+    expect(JSON.stringify(today, null, 2)).toBe(JSON.stringify(examples, null, 2));
+    // and an answer of another shape replaces its example
+    const fresh = examplesFrom(captured);
+    const [id, byName] = Object.entries(fresh.responses)[0]!;
+    const [name, example] = Object.entries(byName)[0]!;
+    const another = { ...fresh, responses: { ...fresh.responses, [id]: { ...byName, [name]: { ...example, value: { ...(example.value as object), added_field: 1 } } } } };
+    expect(keepUnchanged(examples, another).responses[id]![name]!.value).toHaveProperty('added_field', 1);
   });
 
   it('appears in the document: success examples per operation, error examples per status', () => {

@@ -314,10 +314,50 @@ export function examplesFrom(all: readonly Captured[]): ExamplesFile {
   return { about: 'Real responses of the test API, written by `make openapi-examples` (test/support/openapi-examples.ts); do not edit by hand.', responses, requests, errors };
 }
 
+/**
+ * Whether two examples show the same of the API, the moment's values aside: the same structure,
+ * each value of the same type, and the same text where the API writes text (an error's `error` and
+ * `message`, an example's summary) once its numbers and random tokens (keys, hashes, ids) are
+ * blanked. So times, prices, ids, and which venue or pair a moment's data name, make no
+ * difference, while a renamed field, a new one or reworded message text does. A null matches any
+ * value, and an empty list any list (whether a moment has a value, or rows, is data); lists match
+ * when their elements do, element for element of the shorter against every kind of the longer.
+ */
+export function sameShape(a: unknown, b: unknown, key = 'summary'): boolean {
+  if (a === null || b === null) return true;
+  if (typeof a === 'string' && typeof b === 'string') return !['summary', 'error', 'message'].includes(key) || blank(a) === blank(b);
+  if (Array.isArray(a) && Array.isArray(b)) return a.every((x) => b.length === 0 || b.some((y) => sameShape(x, y, key))) && b.every((y) => a.length === 0 || a.some((x) => sameShape(x, y, key)));
+  if (isObject(a) && isObject(b)) {
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every((k) => k in b && sameShape(a[k], b[k], k));
+  }
+  return typeof a === typeof b && Array.isArray(a) === Array.isArray(b);
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const blank = (text: string) =>
+  text
+    .replace(/\b(afr_live_|whsec_)[A-Za-z0-9_-]*/g, '$1~')
+    .replace(/[A-Za-z0-9+/=_-]{16,}/g, '~')
+    .replace(/\d+/g, '#');
+
+/**
+ * The examples to write: each one the file already has, unless this run's differs in shape (the API
+ * changed), so `make openapi-examples` rewrites the file only where the API did, not every
+ * timestamp and id of it each run. Examples this run no longer makes are gone.
+ */
+export function keepUnchanged(old: ExamplesFile | null, fresh: ExamplesFile): ExamplesFile {
+  const keep = (before: Readonly<Record<string, Example>> | undefined, now: Readonly<Record<string, Example>>) =>
+    Object.fromEntries(Object.entries(now).map(([name, e]) => [name, before?.[name] && sameShape(before[name], e) ? before[name] : e]));
+  const each = (before: ExamplesFile['responses'] | undefined, now: ExamplesFile['responses']) => Object.fromEntries(Object.entries(now).map(([id, r]) => [id, keep(before?.[id], r)]));
+  return { ...fresh, responses: each(old?.responses, fresh.responses), requests: each(old?.requests, fresh.requests), errors: keep(old?.errors, fresh.errors) };
+}
+
 async function main(): Promise<void> {
   const t = await startTestApi({ hours: 52, fixings: true, webhookLookup: EXAMPLE_WEBHOOK_LOOKUP }); // two days and more: ACLI's change against a day earlier is known
   try {
-    const examples = examplesFrom(await captureAll(t));
+    const old = fs.existsSync(EXAMPLES_FILE) ? (JSON.parse(fs.readFileSync(EXAMPLES_FILE, 'utf8')) as ExamplesFile) : null;
+    const examples = keepUnchanged(old, examplesFrom(await captureAll(t)));
     fs.writeFileSync(EXAMPLES_FILE, `${JSON.stringify(examples, null, 2)}\n`);
     const count = Object.values(examples.responses).reduce((n, r) => n + Object.keys(r).length, 0);
     console.log(`${path.relative(process.cwd(), EXAMPLES_FILE)}: ${count} responses of ${Object.keys(examples.responses).length} operations, ${Object.keys(examples.errors).length} errors`);
