@@ -22,7 +22,7 @@ export MALLOC_MMAP_THRESHOLD_ := 131072
 export MALLOC_TRIM_THRESHOLD_ := 131072
 
 .DEFAULT_GOAL := help
-.PHONY: help install web run demo sim test migrate key keys revoke rotate backfill bench typecheck
+.PHONY: help install web run demo sim test migrate key keys revoke rotate sql backfill bench typecheck
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -89,6 +89,11 @@ revoke: $(STAMP) ## revoke a key: make revoke ID=12
 
 rotate: $(STAMP) ## revoke a key and issue its replacement: make rotate ID=12
 	@$(STATE) $(TSX) bin/key.ts rotate --id="$$ID"
+
+# The embedded database admits one connection, which a running service holds: stop it first (the
+# command says so otherwise). Q is read from the environment ($$Q), never pasted into the shell line.
+sql: $(STAMP) ## SQL on the database (psql; the embedded one needs make run stopped): make sql [DEMO=1] [Q="SELECT ..."]
+	@$(STATE) $(TSX) bin/sql.ts
 
 # DEMO=1: make demo's database and its market, the simulated one (never the real venues)
 backfill: $(STAMP) ## fetch history: make backfill [PAIR=BTCNGN] FROM=2026-01-01 TO=2026-01-31
