@@ -133,9 +133,12 @@ export class Clients {
     });
   }
 
+  private closed = false;
+
   async stop(): Promise<void> {
     this.running = false;
     await Promise.all(this.loops);
-    fs.closeSync(this.out);
+    if (!this.closed) fs.closeSync(this.out);
+    this.closed = true;
   }
 }
