@@ -3,7 +3,8 @@
 // each several times; afterwards lets everything settle and runs the checker (faults/check.ts).
 // Settings (environment):
 //   FAULTS_SCHEDULE   faults in order, comma-separated (default all): kill9,stop,linkdown,
-//                     blackhole,market,failover,redis,lossy,rolling
+//                     blackhole,market,failover,redis,lossy,rolling; and `tamper`, the checker's
+//                     control (3 stored trades deleted: the run must fail with 3 lost)
 //   FAULTS_REPEAT     how many times each fault runs (2)
 //   FAULTS_FAULT_SECONDS    how long a cut, Redis loss or lossy link lasts (20)
 //   FAULTS_STOP_SECONDS     how long SIGSTOP holds a pipeline (45)
@@ -28,9 +29,11 @@ const num = (name: string, dflt: number): number => {
   return v;
 };
 const ALL = ['kill9', 'stop', 'linkdown', 'blackhole', 'market', 'failover', 'redis', 'lossy', 'rolling'] as const;
-type Fault = (typeof ALL)[number];
+/** Not a fault but a control, never in the default schedule: deletes 3 stored trades, which the checker must find lost. */
+const CONTROLS = ['tamper'] as const;
+type Fault = (typeof ALL)[number] | (typeof CONTROLS)[number];
 const schedule = (process.env.FAULTS_SCHEDULE ?? ALL.join(',')).split(',').map((s) => s.trim()).filter(Boolean) as Fault[];
-for (const f of schedule) if (!ALL.includes(f)) throw new Error(`FAULTS_SCHEDULE: unknown fault ${f} (one of ${ALL.join(', ')})`);
+for (const f of schedule) if (![...ALL, ...CONTROLS].includes(f)) throw new Error(`FAULTS_SCHEDULE: unknown fault ${f} (one of ${ALL.join(', ')}; or the control: tamper)`);
 const REPEAT = num('FAULTS_REPEAT', 2);
 const FAULT_S = num('FAULTS_FAULT_SECONDS', 20);
 const STOP_S = num('FAULTS_STOP_SECONDS', 45);
@@ -207,6 +210,18 @@ async function inject(f: Fault, n: number): Promise<string> {
       await tick(FAULT_S);
       await qdisc(primary, 'a', null);
       return primary;
+    case 'tamper': {
+      // the checker's control: trades stored a minute ago deleted behind the pipelines' backs (their
+      // watermarks have passed them, so nothing fetches them again): the run must FAIL with 3 lost
+      const gone = await sql<{ exchange: string; pair: string; trade_id: string }[]>`
+        DELETE FROM trades t USING (
+          SELECT exchange, pair, trade_id, time FROM trades
+          WHERE time > now() - INTERVAL '3 minutes' AND time < now() - INTERVAL '40 seconds' ORDER BY time DESC LIMIT 3) d
+        WHERE t.exchange = d.exchange AND t.pair = d.pair AND t.trade_id = d.trade_id AND t.time = d.time
+        RETURNING t.exchange, t.pair, t.trade_id`;
+      say(`control: deleted ${gone.length} stored trades (${gone.map((g) => `${g.exchange} ${g.pair} ${g.trade_id}`).join(', ')}): the checker must count them lost`);
+      return 'trades';
+    }
     case 'rolling': {
       say('rolling restart: p1, p2, a1, a2 in turn (SIGTERM, start, ready, next)');
       for (const s of [pipelines.p1, pipelines.p2, apis.a1, apis.a2]) {
