@@ -16,14 +16,18 @@ afterAll(async () => {
   await t?.close();
 });
 
-/** Holds the database until the returned function is called: every query waits behind it. */
+/**
+ * Holds the database until the returned function is called: every page waits behind it (the
+ * embedded database's one connection is taken; on a server, whose pool has others, the pairs
+ * every page reads are locked).
+ */
 async function holdDatabase(): Promise<() => Promise<void>> {
   let release = () => {};
   const gate = new Promise<void>((r) => (release = r));
   let held = () => {};
   const holding = new Promise<void>((r) => (held = r));
   const tx = t.db.sql.begin(async (sql) => {
-    await sql`SELECT 1`;
+    await sql`LOCK TABLE pairs IN ACCESS EXCLUSIVE MODE`;
     held();
     await gate;
   });
