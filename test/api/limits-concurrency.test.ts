@@ -1,14 +1,13 @@
 // Limits under the load customers really send: requests at once, not one after another. Exactly the
 // tier's number get through in a minute, a spent month lets nothing through however many arrive
 // together, on one process in memory, on two processes sharing Redis, and across a Redis outage.
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../lib/db/connect.js';
 import { RateLimiter } from '../../api/limits/limiter.js';
 import { failingQueries, openTestDatabase, testLog } from '../support/db.js';
 import { startTestApi, type TestApi } from '../support/api.js';
 import { killRedisServer, startRedisServer } from '../support/redis.js';
-import { until } from '../support/wait.js';
+import { freePort, until } from '../support/wait.js';
 
 let db: Database;
 // a frozen clock in the middle of a minute and a month: no window ends during a burst
@@ -76,15 +75,6 @@ describe.each([
 
 /** Until the Redis client of every API in `apis` is ready for commands (`want`), or none is (its server gone). */
 const connected = (apis: TestApi[], want = true) => until(want ? 'the APIs connected to Redis' : 'the APIs lost Redis', () => apis.every((t) => (t.redis!.status === 'ready') === want));
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 describe('a Redis outage in the middle of a minute', () => {
   it('never lets a key through twice: the process counts on, and puts its count back into Redis', async () => {

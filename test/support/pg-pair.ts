@@ -4,10 +4,10 @@
 // As the postgres user when the tests run as root (initdb refuses root).
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from './wait.js';
 
 const run = promisify(execFile);
 export const pgBin = process.env.TEST_PG_BIN;
@@ -30,14 +30,6 @@ async function pg(command: string, args: string[]): Promise<string> {
   const asRoot = process.getuid?.() === 0;
   const { stdout } = await run(asRoot ? 'runuser' : file, asRoot ? ['-u', 'postgres', '--', file, ...args] : args, { timeout: 120_000 });
   return stdout;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** conf: lines appended to the primary's postgresql.conf (the standby copies them). */

@@ -22,3 +22,12 @@ export function portOpen(port: number): Promise<boolean> {
     socket.on('error', () => resolve(false));
   });
 }
+
+/** A port on 127.0.0.1 that nothing listens on now (a server of the test's own binds it next). */
+export async function freePort(): Promise<number> {
+  const server = net.createServer().listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}

@@ -7,24 +7,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startSimMarket, type SimMarket } from '../../../sim/index.js';
 import { pgBin, startPgPair, type PgPair } from '../../support/pg-pair.js';
-import { until } from '../../support/wait.js';
+import { freePort, until } from '../../support/wait.js';
 
 const root = path.resolve(import.meta.dirname, '../../..');
-
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 let pair: PgPair | undefined;
 let sim: SimMarket | undefined;
