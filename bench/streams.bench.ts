@@ -47,6 +47,27 @@ import { check, fmt, header, limitRow, percentile, round, runBench, table } from
 
 const FILE = import.meta.filename;
 const nowMs = () => performance.timeOrigin + performance.now();
+
+interface RatesEvent {
+  readonly data: Record<string, { sources: { exchange: string; time: string }[] }>;
+}
+
+/** Each `rates` event of an SSE response, parsed, with the time its chunk arrived. */
+function onRatesEvents(res: http.IncomingMessage, onEvent: (body: RatesEvent, at: number) => void): void {
+  let buf = '';
+  res.setEncoding('utf8');
+  res.on('data', (chunk: string) => {
+    const at = nowMs();
+    buf += chunk;
+    let end: number;
+    while ((end = buf.indexOf('\n\n')) >= 0) {
+      const block = buf.slice(0, end);
+      buf = buf.slice(end + 2);
+      if (block.includes('event: rates')) onEvent(JSON.parse(block.slice(block.indexOf('data: ') + 6)) as RatesEvent, at);
+    }
+  });
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const LIMITS = { sseP99Ms: 1_000, demoP90Ms: 2_000 };
@@ -103,22 +124,10 @@ async function sseClients(): Promise<void> {
             const req = http.get({ host: u.hostname, port: u.port, path: m.path, agent: false, headers: { 'X-API-Key': m.keys[Math.floor(i / m.perKey)]!, Accept: 'text/event-stream' } }, (res) => {
               statuses[res.statusCode ?? 0] = (statuses[res.statusCode ?? 0] ?? 0) + 1;
               resolve();
-              let buf = '';
-              res.setEncoding('utf8');
-              res.on('data', (chunk: string) => {
-                const at = nowMs();
-                buf += chunk;
-                let end: number;
-                while ((end = buf.indexOf('\n\n')) >= 0) {
-                  const block = buf.slice(0, end);
-                  buf = buf.slice(end + 2);
-                  if (!block.includes('event: rates')) continue;
-                  const data = block.slice(block.indexOf('data: ') + 6);
-                  events++;
-                  const body = JSON.parse(data) as { data: Record<string, { sources: { exchange: string; time: string }[] }> };
-                  const t = body.data.BTCNGN?.sources.find((s) => s.exchange === 'luno')?.time;
-                  if (t && !seen.has(t)) seen.set(t, at);
-                }
+              onRatesEvents(res, (body, at) => {
+                events++;
+                const t = body.data.BTCNGN?.sources.find((s) => s.exchange === 'luno')?.time;
+                if (t && !seen.has(t)) seen.set(t, at);
               });
               res.on('error', () => errors++);
             });
@@ -263,21 +272,10 @@ async function partDemo(): Promise<void> {
       req = http.get({ host: u.hostname, port: u.port, path: `/v1/rates/stream?pairs=${pairs.join(',')}`, agent: false, headers: { 'X-API-Key': key } }, (res) => {
         if (res.statusCode !== 200) return reject(new Error(`stream answered ${res.statusCode}`));
         resolve();
-        let buf = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          const at = nowMs();
-          buf += chunk;
-          let end: number;
-          while ((end = buf.indexOf('\n\n')) >= 0) {
-            const block = buf.slice(0, end);
-            buf = buf.slice(end + 2);
-            if (!block.includes('event: rates')) continue;
-            const body = JSON.parse(block.slice(block.indexOf('data: ') + 6)) as { data: Record<string, { sources: { exchange: string; time: string }[] }> };
-            const sources = new Map<string, number>();
-            for (const [pair, rate] of Object.entries(body.data)) for (const src of rate.sources) sources.set(`${pair}|${src.exchange}`, Date.parse(src.time));
-            pushes.push({ at, sources });
-          }
+        onRatesEvents(res, (body, at) => {
+          const sources = new Map<string, number>();
+          for (const [pair, rate] of Object.entries(body.data)) for (const src of rate.sources) sources.set(`${pair}|${src.exchange}`, Date.parse(src.time));
+          pushes.push({ at, sources });
         });
       });
       req.on('error', reject);
