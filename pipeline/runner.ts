@@ -219,6 +219,7 @@ export class Pipeline {
    * its markets are known (after its first run).
    */
   startStreams(): void {
+    if (this.streams.size > 0 || this.stopped) return; // once: start() after a caller's own call opens no second set
     for (const session of this.sessions) {
       const stream = VENUE_STREAMS.find((s) => s.venue === session.id);
       if (!stream?.available(this.o.config.lunoApiKey)) continue;
