@@ -893,7 +893,7 @@ export const ACCOUNT_RESPONSE = {
     key: OWN_KEY,
     limits: {
       type: 'object',
-      required: ['per_minute', 'per_month', 'intervals', 'history_days', 'max_page', 'streams_per_key'],
+      required: ['per_minute', 'per_month', 'intervals', 'history_days', 'max_page', 'streams_per_key', 'streams_per_account', 'concurrent_requests'],
       additionalProperties: false,
       properties: {
         per_minute: INT,
@@ -902,6 +902,8 @@ export const ACCOUNT_RESPONSE = {
         history_days: { type: ['integer', 'null'], description: 'null: full history' },
         max_page: INT,
         streams_per_key: INT,
+        streams_per_account: { ...INT, description: 'open streams of all its keys together' },
+        concurrent_requests: { ...INT, description: "requests in flight at once, all its keys together; past it, 429 with Retry-After" },
       },
     },
     usage: {

@@ -117,6 +117,8 @@ export function mount(router: AppRouter, deps: AppDeps): void {
         history_days: rules.historyDays,
         max_page: rules.maxPage,
         streams_per_key: rules.streamsPerKey,
+        streams_per_account: rules.streamsPerAccount,
+        concurrent_requests: rules.concurrent,
       },
       usage: {
         minute: { used: counted.minute, limit: rules.perMinute, resets_at: timestamp((Math.floor(now / 60_000) + 1) * 60_000) },
