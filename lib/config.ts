@@ -1,6 +1,7 @@
 // The one place that reads process.env. Everything else receives a Config.
 // Each variable is documented in README.md under "Configuration".
 import path from 'node:path';
+import { VERSION } from './software.js';
 
 export type Role = 'all' | 'api' | 'pipeline';
 export type Market = 'real' | 'simulated';
@@ -236,7 +237,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     publicUrl: env.PUBLIC_URL || `http://localhost:${port}`,
     webhooksAllowPrivate: oneOf(env, 'WEBHOOKS_ALLOW_PRIVATE', ['0', '1'] as const, '0') === '1',
     webhookSecretKey: hexKey(env, 'WEBHOOK_SECRET_KEY'),
-    version: '1.3.0',
+    version: VERSION,
     gitCommit: env.AFRATES_GIT_COMMIT || undefined,
     ...overrides,
   };

@@ -1,6 +1,8 @@
 // What software made a published value: the package version and the git commit, written into
-// every replication bundle. The commit comes from AFRATES_GIT_COMMIT (the Docker image's build
-// argument) or the checkout itself; "unknown" when neither says.
+// every replication bundle. package.json's version is the one software version: health, the OpenAPI
+// document, the process registry and the bundles all report it. The commit comes from
+// AFRATES_GIT_COMMIT (the Docker image's build argument) or the checkout itself; "unknown" when
+// neither says.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,9 +16,13 @@ export interface Software {
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
+const PACKAGE = JSON.parse(fs.readFileSync(findUp('package.json'), 'utf8')) as { name: string; version: string };
+
+/** package.json's version. */
+export const VERSION = PACKAGE.version;
+
 /** Read once at start. */
 export function softwareIdentity(gitCommit?: string): Software {
-  const pkg = JSON.parse(fs.readFileSync(findUp('package.json'), 'utf8')) as { name: string; version: string };
   let commit = gitCommit;
   if (!commit) {
     try {
@@ -25,7 +31,7 @@ export function softwareIdentity(gitCommit?: string): Software {
       commit = 'unknown';
     }
   }
-  return { name: pkg.name, version: pkg.version, commit };
+  return { name: PACKAGE.name, version: VERSION, commit };
 }
 
 /** package.json beside the source tree (lib/) or the compiled one (dist/lib/). */

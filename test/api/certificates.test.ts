@@ -102,6 +102,17 @@ describe('certificates', () => {
     expect(crypto.verify(null, Buffer.from(tampered), publicKey, Buffer.from(cert.audit.ed25519_signature, 'base64'))).toBe(false);
   });
 
+  it("carry one software version, package.json's, as health and the OpenAPI document do", async () => {
+    const { version } = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '../../package.json'), 'utf8')) as { version: string };
+    expect((await t.get('/v1/health')).body.version).toBe(version);
+    expect((await t.get('/v1/openapi.json')).body.info.version).toBe(version);
+    const list = await t.get('/v1/certificates/BTCNGN?limit=1', t.keys.enterprise);
+    const cert = (await t.get(list.body.certificates[0].certificate_url, t.keys.enterprise)).body;
+    const bundle = await t.get(cert.bundle.url, t.keys.enterprise);
+    expect(bundle.status).toBe(200);
+    expect(bundle.body.software).toMatchObject({ name: 'afrates', version });
+  });
+
   it('are not issued for a bucket still open, nor for one closed but not settled yet', async () => {
     const open = Math.floor(Date.now() / 300_000) * 300_000;
     for (const bucket of [open, open - 300_000]) {

@@ -14,7 +14,7 @@ const root = path.resolve(import.meta.dirname, '../..');
 fs.mkdirSync(path.join(root, 'var'), { recursive: true });
 const out = fs.mkdtempSync(path.join(root, 'var', 'dist-'));
 const varDir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-dist-var-'));
-const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string> };
 
 beforeAll(async () => {
   await promisify(execFile)(path.join(root, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json', '--outDir', out], { cwd: root });
@@ -66,7 +66,7 @@ describe('the production build', () => {
       child.on('exit', (code) => reject(new Error(`exited with ${code}: ${buffer.slice(-1000)} ${errors.slice(-1000)}`)));
     });
     const health = await (await fetch(`${url}/v1/health`)).json();
-    expect(health).toMatchObject({ services: { database: 'ok' }, version: '1.3.0' });
+    expect(health).toMatchObject({ services: { database: 'ok' }, version: pkg.version });
     // the web pages come from the compiled tree too
     const home = await fetch(`${url}/`);
     expect([home.status, home.headers.get('content-type')]).toEqual([200, expect.stringContaining('text/html')]);
