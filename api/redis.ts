@@ -14,6 +14,7 @@ import crypto from 'node:crypto';
 import { Command, Redis } from 'ioredis';
 import type { Sql } from '../lib/db/connect.js';
 import type { Logger } from '../lib/log.js';
+import { deploymentSecret } from './queries/deployment.js';
 
 class FailFastRedis extends Redis {
   // Every command, those of MULTI ... EXEC and the ready check included, is sent through here.
@@ -110,7 +111,7 @@ export class RedisScope {
 
 /** The scope of the deployment whose database `sql` is; `label` starts its prefix (tests give each run its own). */
 export async function deploymentScope(sql: Sql, label?: string): Promise<RedisScope> {
-  const [row] = await sql<{ secret: string }[]>`SELECT secret FROM deployment`;
-  if (!row) throw new Error('the deployment table has no row: the database was not migrated by this version');
-  return new RedisScope(row.secret, label);
+  const secret = await deploymentSecret(sql);
+  if (secret === undefined) throw new Error('the deployment table has no row: the database was not migrated by this version');
+  return new RedisScope(secret, label);
 }

@@ -20,6 +20,7 @@ import { ANSWER_HEADERS } from './middleware/headers.js';
 import { RequestMetrics, type RequestObserver } from './middleware/metrics.js';
 import { connectRedis, deploymentScope } from './redis.js';
 import { EventStreams } from './sse.js';
+import { publicPairs } from './queries/pairs.js';
 
 export interface RunningApi {
   readonly url: string;
@@ -38,7 +39,7 @@ const SHUTDOWN_GRACE_MS = 5_000;
 export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { read?: ReadRouter; signer?: CertificateSigner; webhookSecrets?: SecretBox; redis?: Redis | null; namespace?: string; now?: () => number; webhookLookup?: Lookup; observer?: RequestObserver; starting?: boolean; databaseAnswers?: (timeoutMs: number) => Promise<boolean> } = {}): Promise<AppDeps> {
   const redis = opts.redis !== undefined ? opts.redis : config.redisUrl ? connectRedis(config.redisUrl, log) : null;
   const scope = await deploymentScope(sql, opts.namespace); // this deployment's part of Redis
-  const pairs = await sql<PairInfo[]>`SELECT pair, base, quote FROM public_pairs ORDER BY pair`;
+  const pairs: PairInfo[] = await publicPairs(sql);
   const read = opts.read ?? ReadRouter.primaryOnly(sql);
   // the snapshot reads the primary: replicas serve only what it has seen (its fence)
   const snapshot = new LiveSnapshot(sql, log, { fence: read.hasReplicas ? read : undefined });

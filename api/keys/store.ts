@@ -10,6 +10,8 @@ import crypto from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type postgres from 'postgres';
 import type { Sql } from '../../lib/db/connect.js';
+import * as q from '../queries/keys.js';
+import type { KeyRecord, CustomerRecord, OwnKey } from '../queries/keys.js';
 import type { Customer } from '../request.js';
 import { subscriberOf, type RedisScope } from '../redis.js';
 import type { Tier } from '../../lib/tiers.js';
@@ -35,16 +37,6 @@ export function generateKey(): string {
 
 export const hashKey = (key: string) => crypto.hash('sha256', key, 'hex');
 
-export interface KeyRecord {
-  readonly id: number;
-  readonly prefix: string;
-  readonly tier: Tier;
-  readonly customer_name: string | null;
-  readonly email: string | null;
-  readonly created_at: Date;
-  readonly revoked_at: Date | null;
-}
-
 export interface IssueInput {
   readonly tier: Tier;
   readonly customerName?: string | null;
@@ -52,22 +44,7 @@ export interface IssueInput {
   readonly label?: string | null;
 }
 
-/** A customer's key as the customer sees it (never the key itself). */
-export interface OwnKey {
-  readonly id: number;
-  readonly prefix: string;
-  readonly label: string | null;
-  readonly created_at: Date;
-  readonly last_used_at: Date | null;
-}
-
-export interface CustomerRecord {
-  readonly id: number;
-  readonly tier: Tier;
-  readonly name: string | null;
-  readonly email: string | null;
-  readonly created_at: Date;
-}
+export type { CustomerRecord, KeyRecord, OwnKey } from '../queries/keys.js';
 
 /** An account operation the customer cannot do (rendered as 404 or 409 by the route). */
 export class AccountError extends Error {
@@ -123,55 +100,37 @@ export class KeyStore {
   async issue(input: IssueInput): Promise<{ apiKey: string; record: KeyRecord }> {
     return this.sql.begin(async (tx) => {
       if (input.tier === 'free' && input.email) {
-        const [existing] = await tx<{ id: string; active: number }[]>`
-          SELECT c.id::text, (SELECT count(*)::int FROM api_keys k WHERE k.customer_id = c.id AND k.revoked_at IS NULL) AS active
-          FROM customers c WHERE lower(c.email) = lower(${input.email}) AND c.tier = 'free' FOR UPDATE`;
+        const existing = await q.lockFreeCustomerByEmail(tx, input.email);
         if (existing && existing.active > 0) throw Object.assign(new Error('this email already has an active free key'), { code: '23505' });
         if (existing) return this.insertKey(tx, Number(existing.id), input.label ?? null);
       }
-      // the customer's id is its first key's id (see the migration): one value from the keys' sequence
-      const [{ id } = { id: '' }] = await tx<{ id: string }[]>`SELECT nextval(pg_get_serial_sequence('api_keys', 'id'))::text AS id`;
-      await tx`INSERT INTO customers (id, tier, name, email) VALUES (${id}, ${input.tier}, ${input.customerName ?? null}, ${input.email ?? null})`;
-      return this.insertKey(tx, Number(id), input.label ?? null, Number(id));
+      // the customer's id is its first key's id (see the migration)
+      const id = await q.insertCustomer(tx, { tier: input.tier, name: input.customerName ?? null, email: input.email ?? null });
+      return this.insertKey(tx, id, input.label ?? null, id);
     });
   }
 
   /** A new key of `customerId`, with its tier, name and email; `id` forces the key's id. */
   private async insertKey(tx: Tx, customerId: number, label: string | null, id?: number): Promise<{ apiKey: string; record: KeyRecord }> {
     const apiKey = generateKey();
-    const [record] = await tx<KeyRecord[]>`
-      INSERT INTO api_keys (id, key_hash, key_prefix, tier, customer_name, email, customer_id, label)
-      OVERRIDING SYSTEM VALUE
-      SELECT coalesce(${id ?? null}::bigint, nextval(pg_get_serial_sequence('api_keys', 'id'))), ${hashKey(apiKey)}, ${apiKey.slice(0, 13)},
-             c.tier, c.name, c.email, c.id, ${label}
-      FROM customers c WHERE c.id = ${customerId}
-      RETURNING id::int, key_prefix AS prefix, tier, customer_name, email, created_at, revoked_at`;
-    return { apiKey, record: record! };
+    const record = await q.insertKey(tx, { customerId, keyHash: hashKey(apiKey), prefix: apiKey.slice(0, 13), label, id });
+    return { apiKey, record };
   }
 
   /** An active key of the email's free customer, if any (one free customer per email). */
-  async activeFreeKey(email: string): Promise<KeyRecord | null> {
-    const [row] = await this.sql<KeyRecord[]>`
-      SELECT k.id::int, k.key_prefix AS prefix, k.tier, k.customer_name, k.email, k.created_at, k.revoked_at
-      FROM customers c JOIN api_keys k ON k.customer_id = c.id
-      WHERE lower(c.email) = lower(${email}) AND c.tier = 'free' AND k.revoked_at IS NULL
-      ORDER BY k.id LIMIT 1`;
-    return row ?? null;
+  activeFreeKey(email: string): Promise<KeyRecord | null> {
+    return q.activeFreeKey(this.sql, email);
   }
 
   async list(): Promise<KeyRecord[]> {
-    return this.sql<KeyRecord[]>`
-      SELECT id::int, key_prefix AS prefix, tier, customer_name, email, created_at, revoked_at
-      FROM api_keys ORDER BY id`;
+    return q.allKeys(this.sql);
   }
 
   async revoke(id: number): Promise<KeyRecord | null> {
-    const [row] = await this.sql<(KeyRecord & { key_hash: string })[]>`
-      UPDATE api_keys SET revoked_at = now() WHERE id = ${id} AND revoked_at IS NULL
-      RETURNING id::int, key_hash, key_prefix AS prefix, tier, customer_name, email, created_at, revoked_at`;
+    const row = await q.revokeKey(this.sql, id);
     if (!row) return null;
     await this.forget(row.key_hash);
-    const { key_hash: _hash, ...record } = row;
+    const { key_hash: _hash, customer_id: _c, label: _l, ...record } = row;
     return record;
   }
 
@@ -202,10 +161,7 @@ export class KeyStore {
    */
   async rotate(id: number, customerId?: number): Promise<{ apiKey: string; record: KeyRecord; replaced: KeyRecord } | null> {
     const result = await this.sql.begin(async (tx) => {
-      const [old] = await tx<(KeyRecord & { key_hash: string; customer_id: string; label: string | null })[]>`
-        UPDATE api_keys SET revoked_at = now()
-        WHERE id = ${id} AND revoked_at IS NULL AND (${customerId ?? null}::bigint IS NULL OR customer_id = ${customerId ?? null})
-        RETURNING id::int, key_hash, key_prefix AS prefix, tier, customer_name, email, created_at, revoked_at, customer_id::text, label`;
+      const old = await q.revokeKey(tx, id, customerId ?? null);
       if (!old) return null;
       const issued = await this.insertKey(tx, Number(old.customer_id), old.label);
       return { ...issued, old };
@@ -217,24 +173,20 @@ export class KeyStore {
     return { apiKey: result.apiKey, record: result.record, replaced };
   }
 
-  async customer(customerId: number): Promise<CustomerRecord | null> {
-    const [row] = await this.sql<CustomerRecord[]>`SELECT id::int, tier, name, email, created_at FROM customers WHERE id = ${customerId}`;
-    return row ?? null;
+  customer(customerId: number): Promise<CustomerRecord | null> {
+    return q.customer(this.sql, customerId);
   }
 
   /** A customer's active keys, oldest first. */
   async keysOf(customerId: number): Promise<OwnKey[]> {
-    return this.sql<OwnKey[]>`
-      SELECT id::int, key_prefix AS prefix, label, created_at, last_used_at FROM api_keys
-      WHERE customer_id = ${customerId} AND revoked_at IS NULL ORDER BY id`;
+    return q.keysOf(this.sql, customerId);
   }
 
   /** A new key for a customer (its tier: a customer never chooses one), at most MAX_KEYS_PER_CUSTOMER active. */
   async createFor(customerId: number, label: string | null): Promise<{ apiKey: string; record: KeyRecord }> {
     return this.sql.begin(async (tx) => {
       await this.lockCustomer(tx, customerId);
-      const [{ n } = { n: 0 }] = await tx<{ n: number }[]>`SELECT count(*)::int AS n FROM api_keys WHERE customer_id = ${customerId} AND revoked_at IS NULL`;
-      if (n >= MAX_KEYS_PER_CUSTOMER) throw new AccountError('too_many_keys', `At most ${MAX_KEYS_PER_CUSTOMER} active keys per account; revoke one first.`);
+      if ((await q.keysOf(tx, customerId)).length >= MAX_KEYS_PER_CUSTOMER) throw new AccountError('too_many_keys', `At most ${MAX_KEYS_PER_CUSTOMER} active keys per account; revoke one first.`);
       return this.insertKey(tx, customerId, label);
     });
   }
@@ -247,22 +199,18 @@ export class KeyStore {
   async revokeOwn(customerId: number, keyId: number): Promise<KeyRecord> {
     const row = await this.sql.begin(async (tx) => {
       await this.lockCustomer(tx, customerId);
-      const keys = await tx<{ id: number }[]>`SELECT id::int FROM api_keys WHERE customer_id = ${customerId} AND revoked_at IS NULL`;
+      const keys = await q.keysOf(tx, customerId);
       if (!keys.some((k) => k.id === keyId)) throw new AccountError('no_such_key', `No active key ${keyId} in this account.`);
       if (keys.length === 1) throw new AccountError('last_key', 'This is the account\'s last active key: rotate it instead of revoking it.');
-      const [revoked] = await tx<(KeyRecord & { key_hash: string })[]>`
-        UPDATE api_keys SET revoked_at = now() WHERE id = ${keyId}
-        RETURNING id::int, key_hash, key_prefix AS prefix, tier, customer_name, email, created_at, revoked_at`;
-      return revoked!;
+      return (await q.revokeKey(tx, keyId, customerId))!;
     });
     await this.forget(row.key_hash);
-    const { key_hash: _hash, ...record } = row;
+    const { key_hash: _hash, customer_id: _c, label: _l, ...record } = row;
     return record;
   }
 
   private async lockCustomer(tx: Tx, customerId: number): Promise<void> {
-    const [row] = await tx`SELECT id FROM customers WHERE id = ${customerId} FOR UPDATE`;
-    if (!row) throw new AccountError('no_such_key', 'No such account.');
+    if (!(await q.lockCustomer(tx, customerId))) throw new AccountError('no_such_key', 'No such account.');
   }
 
   /**
@@ -286,10 +234,7 @@ export class KeyStore {
     if (this.lastUsed.size === 0) return;
     const uses = [...this.lastUsed].map(([id, at]) => ({ id, t: new Date(at).toISOString() }));
     this.lastUsed.clear();
-    // as JSON, not arrays: see lib/db/pool.ts (a connection that could not read the array types)
-    await this.sql`
-      UPDATE api_keys k SET last_used_at = greatest(k.last_used_at, u.t)
-      FROM jsonb_to_recordset(${this.sql.json(uses)}) AS u(id bigint, t timestamptz) WHERE k.id = u.id`.catch(() => undefined); // a dashboard figure: a lost write is not worth an error
+    await q.noteLastUsed(this.sql, uses).catch(() => undefined); // a dashboard figure: a lost write is not worth an error
   }
 
   async close(): Promise<void> {
@@ -322,10 +267,7 @@ export class KeyStore {
       if (shared !== null) customer = JSON.parse(shared) as Customer | null;
     }
     if (customer === undefined) {
-      const [row] = await this.sql<{ key_id: string; customer_id: string; tier: Tier; name: string | null }[]>`
-        SELECT k.id::text AS key_id, c.id::text AS customer_id, c.tier, c.name
-        FROM api_keys k JOIN customers c ON c.id = k.customer_id
-        WHERE k.key_hash = ${hash} AND k.revoked_at IS NULL`;
+      const row = await q.customerOfKey(this.sql, hash);
       customer = row ? { id: `key:${row.customer_id}`, tier: row.tier, name: row.name, keyId: Number(row.key_id), customerId: Number(row.customer_id) } : null;
       if (this.scope) await this.redis?.set(redisKey, this.scope.seal(redisKey, JSON.stringify(customer)), 'PX', CACHE_TTL_MS, 'NX').catch(() => undefined);
     }

@@ -18,6 +18,7 @@ import { ApiError } from '../errors.js';
 import { TIER_RULES, type Tier } from '../../lib/tiers.js';
 import { MemoryCounters, RedisCounters } from './counters.js';
 import { InFlight } from './concurrency.js';
+import { addDailyUsage, addMonthlyUsage, monthlyUsage } from '../queries/limits.js';
 
 export interface LimitSubject {
   readonly id: string;
@@ -111,9 +112,7 @@ export class RateLimiter {
     for (const [i, [entry, count]] of pending.entries()) {
       const [customer, day] = entry.split('|') as [string, string];
       try {
-        await this.sql`
-          INSERT INTO api_usage_daily (customer, day, requests) VALUES (${customer}, ${day}::date, ${count})
-          ON CONFLICT (customer, day) DO UPDATE SET requests = api_usage_daily.requests + excluded.requests`;
+        await addDailyUsage(this.sql, customer, day, count);
       } catch (err) {
         for (const [e, c] of pending.slice(i)) this.unflushedDaily.set(e, (this.unflushedDaily.get(e) ?? 0) + c);
         throw err;
@@ -127,9 +126,7 @@ export class RateLimiter {
     for (const [i, [entry, count]] of pending.entries()) {
       const [customer, month] = entry.split('|') as [string, string];
       try {
-        await this.sql`
-          INSERT INTO api_usage (customer, month, requests) VALUES (${customer}, ${`${month}-01`}::date, ${count})
-          ON CONFLICT (customer, month) DO UPDATE SET requests = api_usage.requests + excluded.requests`;
+        await addMonthlyUsage(this.sql, customer, month, count);
       } catch (err) {
         // keep this entry and every one not yet written for the next flush
         for (const [e, c] of pending.slice(i)) this.unflushed.set(e, (this.unflushed.get(e) ?? 0) + c);
@@ -193,10 +190,8 @@ export class RateLimiter {
   }
 
   /** What api_usage holds for a customer's month: every process's count up to its last flush. */
-  private async storedUsage(customer: string, month: string): Promise<number> {
-    const [row] = await this.sql<{ requests: string }[]>`
-      SELECT requests::text FROM api_usage WHERE customer = ${customer} AND month = ${`${month}-01`}::date`;
-    return Number(row?.requests ?? 0);
+  private storedUsage(customer: string, month: string): Promise<number> {
+    return monthlyUsage(this.sql, customer, month);
   }
 
   /**

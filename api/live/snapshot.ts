@@ -9,6 +9,8 @@ import type { Sql } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
 import type { WalFence } from '../../lib/db/replicas.js';
 import { restatementsAfter, type RestatementRow } from '../queries/fixings.js';
+import { latestCycleId, latestMarket, latestRestatementId, listedMarkets, liveSources, syntheticAt, walPosition, type SyntheticRow } from '../queries/live.js';
+import { publicPairs } from '../queries/pairs.js';
 import * as x from '../../lib/methodology/exact.js';
 import type { Rational } from '../../lib/methodology/exact.js';
 import { combineVenues, publishedRate, STALE_SECONDS, vwapOf, type ExclusionReason } from '../../lib/methodology/rules.js';
@@ -41,23 +43,6 @@ export interface LiveEntry {
   /** Time of the newest data behind the rate. */
   readonly time: Date;
   readonly synthetic: { readonly price: number; readonly exact: Rational; readonly time: Date; readonly fxStale: boolean } | null;
-}
-
-interface SourceRow {
-  pair: string;
-  exchange: string;
-  pv: string;
-  volume: string;
-  trades: string;
-  last_trade_at: Date;
-}
-
-interface SyntheticRow {
-  pair: string;
-  price: string | null;
-  usd_price_at: Date | null;
-  fx_updated_at: Date | null;
-  fx_fresh_sources: number | null;
 }
 
 /**
@@ -142,20 +127,18 @@ export class LiveSnapshot {
   private async rebuild(): Promise<void> {
     const now = this.now();
     if (this.pairs.length === 0) {
-      this.pairs = await this.sql<{ pair: string; base: string; quote: string }[]>`
-        SELECT pair, base, quote FROM public_pairs ORDER BY pair`;
+      this.pairs = await publicPairs(this.sql);
     }
-    const sources = await this.sql<SourceRow[]>`SELECT pair, exchange, pv::text, volume::text, trades::text, last_trade_at FROM live_sources(${now})`;
-    const listed = await this.sql<{ pair: string; exchange: string }[]>`SELECT pair, exchange FROM venue_markets ORDER BY pair, exchange`;
-    const synthetic = await this.sql<SyntheticRow[]>`SELECT * FROM synthetic_at(${now})`;
-    const [cycle] = await this.sql<{ market: 'real' | 'simulated' }[]>`SELECT market FROM ingest_cycles ORDER BY id DESC LIMIT 1`;
+    const sources = await liveSources(this.sql, now);
+    const listed = await listedMarkets(this.sql);
+    const synthetic = await syntheticAt(this.sql, now);
+    const market = await latestMarket(this.sql);
     const restated = await this.newRestatements();
     if (this.fence) {
       // everything read above committed before this position: replicas must have replayed it
-      const [at] = await this.sql<{ lsn: string }[]>`SELECT pg_current_wal_lsn()::text AS lsn`;
-      this.fence.advance(at!.lsn);
+      this.fence.advance(await walPosition(this.sql));
     }
-    this.market = cycle?.market ?? null;
+    this.market = market ?? null;
     const byPair = new Map<string, SourceQuote[]>();
     for (const s of sources) {
       const list = byPair.get(s.pair) ?? [];
@@ -239,8 +222,7 @@ export class LiveSnapshot {
   /** Restatements recorded since the previous rebuild (none at the first: those already recorded are not news). */
   private async newRestatements(): Promise<readonly RestatementRow[]> {
     if (this.lastRestatement === null) {
-      const [row] = await this.sql<{ id: string }[]>`SELECT coalesce(max(id), 0)::text AS id FROM restatements`;
-      this.lastRestatement = row!.id;
+      this.lastRestatement = await latestRestatementId(this.sql);
       return [];
     }
     return restatementsAfter(this.sql, this.lastRestatement);
@@ -253,8 +235,7 @@ export class LiveSnapshot {
       if (ticking) return;
       ticking = true;
       try {
-        const [row] = await this.sql<{ id: string | null }[]>`SELECT max(id)::text AS id FROM ingest_cycles`;
-        const id = row?.id ?? null;
+        const id = await latestCycleId(this.sql);
         if (id !== this.lastCycle) {
           await this.refresh();
           // marked seen only once rebuilt, so a failed rebuild is tried again at the next tick

@@ -9,6 +9,7 @@ import type Koa from 'koa';
 import type { Sql } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
 import type { AppState } from '../request.js';
+import { addRequestMinutes, dropRequestMinutes, requestTotals } from '../queries/metrics.js';
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
@@ -74,10 +75,7 @@ export class RequestMetrics {
   read(now = Date.now()): Promise<void> {
     return this.inTurn(async () => {
       await this.write(now);
-      const [row] = await this.sql<{ requests: string | null; errors: string | null; latency_ms: number | null }[]>`
-        SELECT sum(requests)::text AS requests, sum(errors)::text AS errors, sum(latency_ms) AS latency_ms
-        FROM api_request_minutes WHERE minute > ${new Date(now - DAY_MS)}`;
-      this.stored = { counts: { requests: Number(row?.requests ?? 0), errors: Number(row?.errors ?? 0), latencyMs: Number(row?.latency_ms ?? 0) }, at: now };
+      this.stored = { counts: await requestTotals(this.sql, new Date(now - DAY_MS)), at: now };
     });
   }
 
@@ -94,13 +92,7 @@ export class RequestMetrics {
     const counts = [...batch.values()];
     const rows = [...batch].map(([minute, c]) => ({ minute: new Date(minute).toISOString(), requests: c.requests, errors: c.errors, latency_ms: c.latencyMs }));
     try {
-      // as JSON, not arrays: see lib/db/pool.ts (a connection that could not read the array types)
-      await this.sql`
-        INSERT INTO api_request_minutes (minute, requests, errors, latency_ms)
-        SELECT minute, requests, errors, latency_ms
-        FROM jsonb_to_recordset(${this.sql.json(rows)}) AS r(minute timestamptz, requests bigint, errors bigint, latency_ms float8)
-        ON CONFLICT (minute) DO UPDATE SET requests = api_request_minutes.requests + excluded.requests,
-          errors = api_request_minutes.errors + excluded.errors, latency_ms = api_request_minutes.latency_ms + excluded.latency_ms`;
+      await addRequestMinutes(this.sql, rows);
       // in the table now, and not in the last reading of it
       if (this.stored) for (const c of counts) add(this.stored.counts, c);
     } catch (err) {
@@ -109,7 +101,7 @@ export class RequestMetrics {
     } finally {
       this.writing = null;
     }
-    await this.sql`DELETE FROM api_request_minutes WHERE minute < ${new Date(now - DAY_MS - 3_600_000)}`;
+    await dropRequestMinutes(this.sql, new Date(now - DAY_MS - 3_600_000));
   }
 
   /**

@@ -7,11 +7,12 @@ import type { Sql } from '../../lib/db/connect.js';
 import type { PairObservation } from '../../lib/webhooks/observation.js';
 import { assess } from '../live/present.js';
 import type { LiveSnapshot } from '../live/snapshot.js';
+import { publicPairs } from '../queries/pairs.js';
 import { sourcesByPair } from '../queries/sources.js';
 import { percent } from '../../lib/methodology/rules.js';
 
 export async function observePairs(sql: Sql, snapshot: LiveSnapshot | null, now = new Date()): Promise<PairObservation[]> {
-  const pairs = await sql<{ pair: string }[]>`SELECT pair FROM public_pairs ORDER BY pair`;
+  const pairs = await publicPairs(sql);
   const sources = await sourcesByPair(sql, now.getTime());
   const out: PairObservation[] = [];
   for (const { pair } of pairs) {
