@@ -15,10 +15,11 @@
 // hypertable): insertTrades' throughput against that is the ratio printed (limit: 0.8).
 //
 // Run: node_modules/.bin/tsx bench/ingest.bench.ts   (or `make bench`)
+import { batchesUnder, MAX_STATEMENT_BYTES } from '../lib/db/batches.js';
 import type { Sql } from '../lib/db/connect.js';
 import { refreshAggregates } from '../lib/db/refresh.js';
 import { createLogger } from '../lib/log.js';
-import { batchesUnder, insertTrades, MAX_STATEMENT_BYTES, type TradeRow } from '../pipeline/store.js';
+import { insertTrades, type TradeRow } from '../pipeline/store.js';
 import { openTestDatabase } from '../test/support/db.js';
 import { generateTrades } from '../test/support/market.js';
 import { check, fmt, header, limitRow, machine, median, round, runBench, since, table } from './support.js';

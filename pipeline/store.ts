@@ -4,8 +4,6 @@ import type { TransactionSql } from 'postgres';
 import { batchesUnder } from '../lib/db/batches.js';
 import type { Sql } from '../lib/db/connect.js';
 
-export { batchesUnder, MAX_STATEMENT_BYTES } from '../lib/db/batches.js';
-
 export interface TradeRow {
   readonly time: Date;
   readonly exchange: string;

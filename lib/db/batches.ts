@@ -1,18 +1,25 @@
-// Every statement that writes many rows is split so that its parameters stay under
-// MAX_STATEMENT_BYTES: one protocol message over ~64 KB kills the embedded database
-// (shared/embedded-timescaledb.md); a real server doesn't mind, and the same code runs.
+// The one statement-size rule: every statement that writes many rows, or a large value, is split so
+// that its parameters stay under MAX_STATEMENT_BYTES. One protocol message over ~64 KB kills the
+// embedded database (shared/embedded-timescaledb.md); a server doesn't mind, and the same code runs.
 
 export const MAX_STATEMENT_BYTES = 24_000;
 const PARAM_OVERHEAD_BYTES = 8; // length word + format code per parameter, with room to spare
 
-/** Bytes a parameter takes on the wire: a Date as its text, bytes as \x and hex, anything else as its text. */
+/**
+ * Bytes a parameter takes on the wire: a Date as its text, bytes as \x and hex, an object or array
+ * (a row of a JSON parameter) as its JSON, anything else as its text.
+ */
 function wireBytes(v: unknown): number {
   if (v instanceof Date) return 32;
   if (v instanceof Uint8Array) return 2 + 2 * v.length;
+  if (typeof v === 'object' && v !== null) return Buffer.byteLength(JSON.stringify(v));
   return Buffer.byteLength(String(v ?? ''));
 }
 
-/** Splits rows into batches whose parameters stay under maxBytes. */
+/**
+ * Splits rows into batches whose parameters stay under maxBytes: `params` gives a row's values (its
+ * parameters, or the objects it adds to a JSON parameter).
+ */
 export function batchesUnder<T>(rows: readonly T[], params: (row: T) => unknown[], maxBytes = MAX_STATEMENT_BYTES): T[][] {
   const batches: T[][] = [];
   let batch: T[] = [];
@@ -30,4 +37,12 @@ export function batchesUnder<T>(rows: readonly T[], params: (row: T) => unknown[
   }
   if (batch.length > 0) batches.push(batch);
   return batches;
+}
+
+/** Splits a byte string into pieces each of which, as one parameter, stays under maxBytes (at least one piece). */
+export function piecesUnder(bytes: Uint8Array, maxBytes = MAX_STATEMENT_BYTES): Uint8Array[] {
+  const per = Math.floor((maxBytes - PARAM_OVERHEAD_BYTES - 2) / 2);
+  const pieces: Uint8Array[] = [];
+  for (let at = 0; at < bytes.length || pieces.length === 0; at += per) pieces.push(bytes.subarray(at, at + per));
+  return pieces;
 }

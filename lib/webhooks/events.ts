@@ -4,6 +4,7 @@
 // (pipeline/webhooks/worker.ts) fans each event out to the subscribed endpoints and delivers it.
 // Emitting is one small INSERT: it never waits for a delivery.
 import crypto from 'node:crypto';
+import { batchesUnder } from '../db/batches.js';
 import type { Sql } from '../db/connect.js';
 import { TIERS, type Tier } from '../tiers.js';
 
@@ -74,22 +75,14 @@ export async function emitEvent(sql: Sql, event: NewEvent): Promise<string> {
   return id!;
 }
 
-/** Rows for one multi-row INSERT: well under the embedded database's 64 KB message limit. */
-const EVENTS_PER_STATEMENT = 100;
-
-/** Writes many events (the detectors' output of one cycle), a bounded statement at a time. */
+/** Writes many events (the detectors' output of one cycle), in statements under the size rule. */
 export async function emitEvents(sql: Sql, events: readonly NewEvent[]): Promise<string[]> {
-  const ids: string[] = [];
-  for (let i = 0; i < events.length; i += EVENTS_PER_STATEMENT) {
-    const rows = events.slice(i, i + EVENTS_PER_STATEMENT).map((e) => {
-      const id = newEventId();
-      ids.push(id);
-      return { id, type: e.type, pair: e.pair ?? null, endpoint_id: e.endpointId ?? null, created_at: (e.at ?? new Date()).toISOString(), data: e.data };
-    });
+  const all = events.map((e) => ({ id: newEventId(), type: e.type, pair: e.pair ?? null, endpoint_id: e.endpointId ?? null, created_at: (e.at ?? new Date()).toISOString(), data: e.data }));
+  for (const rows of batchesUnder(all, (r) => [r])) {
     await sql`
       INSERT INTO webhook_events (id, type, pair, endpoint_id, created_at, data)
       SELECT id, type, pair, endpoint_id, created_at, data
       FROM jsonb_to_recordset(${sql.json(rows as never)}) AS r(id text, type text, pair text, endpoint_id bigint, created_at timestamptz, data jsonb)`;
   }
-  return ids;
+  return all.map((r) => r.id);
 }

@@ -1,9 +1,10 @@
 // A replication bundle: everything one certified rate was computed from, as canonical JSON
 // (docs/methodology.md, "Replication bundles"). Its SHA-256 is written into the certificate and
-// signed; verify/ recomputes the rate from it. Stored gzip-compressed in parts (a statement on the
-// embedded database stays well under its 64 KB limit) and never changed.
+// signed; verify/ recomputes the rate from it. Stored gzip-compressed, in parts of a statement's
+// size (lib/db/batches.ts), and never changed.
 import crypto from 'node:crypto';
 import zlib from 'node:zlib';
+import { piecesUnder } from '../../lib/db/batches.js';
 import type { Tx } from '../../lib/db/connect.js';
 import { timestamp } from '../../lib/format.js';
 import { METHODOLOGY_VERSION } from '../../lib/methodology/parameters.js';
@@ -12,7 +13,6 @@ import { canonicalJson } from '../../lib/signer.js';
 import type { Software } from '../../lib/software.js';
 
 export const BUNDLE_VERSION = 1;
-const PART_BYTES = 32_768;
 
 export interface BundleContext {
   readonly id: string;
@@ -62,10 +62,7 @@ export function buildBundle(inputs: WindowInputs, result: WindowResult, c: Bundl
 
 /** Stores a bundle once (inside the caller's transaction, beside its certificate). */
 export async function storeBundle(tx: Tx, id: string, bundle: Bundle): Promise<void> {
-  const gzip = zlib.gzipSync(bundle.text, { level: 9 });
-  const parts = Math.max(1, Math.ceil(gzip.length / PART_BYTES));
-  await tx`INSERT INTO bundles (id, sha256, bytes, parts) VALUES (${id}, ${bundle.sha256}, ${bundle.bytes}, ${parts})`;
-  for (let part = 0; part < parts; part++) {
-    await tx`INSERT INTO bundle_parts (id, part, gzip) VALUES (${id}, ${part}, ${gzip.subarray(part * PART_BYTES, (part + 1) * PART_BYTES)})`;
-  }
+  const parts = piecesUnder(zlib.gzipSync(bundle.text, { level: 9 }));
+  await tx`INSERT INTO bundles (id, sha256, bytes, parts) VALUES (${id}, ${bundle.sha256}, ${bundle.bytes}, ${parts.length})`;
+  for (const [part, gzip] of parts.entries()) await tx`INSERT INTO bundle_parts (id, part, gzip) VALUES (${id}, ${part}, ${gzip})`;
 }

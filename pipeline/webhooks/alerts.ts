@@ -2,6 +2,7 @@
 // enabled endpoint subscribed to an alert, with the alerts in force read from and written back to
 // webhook_alerts, and the resulting events written to the outbox. Writing rows is all it does:
 // delivery is the worker's (worker.ts), so no endpoint can slow a cycle down.
+import { batchesUnder } from '../../lib/db/batches.js';
 import type { Sql, Tx } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
 import type { Tier } from '../../lib/tiers.js';
@@ -25,9 +26,6 @@ interface AlertRow {
   since: Date;
   calm: number;
 }
-
-/** Rows per statement when writing alerts back: small messages for the embedded database. */
-const ALERTS_PER_STATEMENT = 200;
 
 /** The enabled endpoints subscribed to an alert kind their customer's tier allows. */
 async function alertRules(sql: Sql): Promise<EndpointRule[]> {
@@ -75,14 +73,12 @@ export async function detectAlerts(sql: Sql, observations: readonly PairObservat
     });
   await sql.begin(async (tx) => {
     await fence?.(tx); // a process that no longer publishes writes no alert and no event
-    for (let i = 0; i < gone.length; i += ALERTS_PER_STATEMENT) {
-      const batch = rows(gone.slice(i, i + ALERTS_PER_STATEMENT).map((k) => [k, null]));
+    for (const batch of batchesUnder(rows(gone.map((k) => [k, null])), (r) => [r])) {
       await tx`
         DELETE FROM webhook_alerts a USING jsonb_to_recordset(${tx.json(batch as never)}) AS r(endpoint_id bigint, kind text, subject text)
         WHERE a.endpoint_id = r.endpoint_id AND a.kind = r.kind AND a.subject = r.subject`;
     }
-    for (let i = 0; i < changed.length; i += ALERTS_PER_STATEMENT) {
-      const batch = rows(changed.slice(i, i + ALERTS_PER_STATEMENT));
+    for (const batch of batchesUnder(rows(changed), (r) => [r])) {
       await tx`
         INSERT INTO webhook_alerts (endpoint_id, kind, subject, since, calm)
         SELECT endpoint_id, kind, subject, since, calm

@@ -8,6 +8,7 @@
 // on (a delivery under way when the process died is made again once its lease runs out: at least once).
 import { setMaxListeners } from 'node:events';
 import { Coalesced } from '../../lib/coalesced.js';
+import { batchesUnder } from '../../lib/db/batches.js';
 import type { Sql } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
 import type { Lookup } from '../../lib/webhooks/addresses.js';
@@ -28,8 +29,6 @@ const KEEP_EVENTS_MS = 7 * 24 * HOUR_MS;
 const FANOUT_BATCH = 500;
 /** Deliveries of one endpoint taken at once (sent one after the other). */
 const PER_ENDPOINT = 10;
-/** Results written per statement: under ~40 KB with the longest errors (send.ts: at most 300 characters), for the embedded database. */
-const RESULTS_PER_STATEMENT = 40;
 const HOUSEKEEPING_EVERY_MS = 60_000;
 /** Due heartbeats are looked for at least this often, and whenever the earliest one known is due. */
 const HEARTBEATS_EVERY_MS = 60_000;
@@ -92,6 +91,22 @@ interface Result {
   /** put back: when it is tried next */
   readonly retryAt?: Date;
 }
+
+/** The rows a result writes: its attempt (when one was made) and its delivery's new state. */
+function resultRows(r: Result, recordedAt: Date) {
+  const attempt = r.outcome === null ? null : { delivery_id: r.deliveryId, attempt: r.attempt, at: r.at.toISOString(), duration_ms: r.outcome.durationMs, status: r.outcome.status, error: r.outcome.error };
+  if (r.outcome === null) return { attempt, delivery: { id: r.deliveryId, state: 'pending', attempts: r.attempt, next_attempt_at: r.retryAt!.toISOString(), finished_at: null } };
+  if (r.outcome.error === null) return { attempt, delivery: { id: r.deliveryId, state: 'delivered', attempts: r.attempt, next_attempt_at: null, finished_at: recordedAt.toISOString() } };
+  const next = r.at.getTime() + retryDelayMs(r.attempt);
+  const givenUp = next - r.eventAt.getTime() > RETRY_WINDOW_MS;
+  return { attempt, delivery: { id: r.deliveryId, state: givenUp ? 'failed' : 'pending', attempts: r.attempt, next_attempt_at: givenUp ? null : new Date(next).toISOString(), finished_at: givenUp ? recordedAt.toISOString() : null } };
+}
+
+/** What a result adds to its statement: its rows, and its endpoint's last error. */
+const resultParams = (r: Result): unknown[] => {
+  const { attempt, delivery } = resultRows(r, new Date());
+  return [attempt, delivery, r.outcome?.error ?? null];
+};
 
 /** The JSON a receiver gets: the same bytes on every attempt of an event. */
 function eventBody(e: { id: string; type: string; created_at: Date; pair: string | null; data: unknown }): string {
@@ -345,12 +360,13 @@ export class WebhookWorker {
 
   private async recordAll(): Promise<void> {
     while (this.results.length) {
-      const batch = this.results.splice(0, RESULTS_PER_STATEMENT);
-      try {
-        await this.write(batch);
-      } catch (err) {
-        // their leases run out and they are made again: at least once
-        this.o.log.error({ err, results: batch.length }, 'webhook results not recorded; those deliveries will be made again');
+      for (const batch of batchesUnder(this.results.splice(0), resultParams)) {
+        try {
+          await this.write(batch);
+        } catch (err) {
+          // their leases run out and they are made again: at least once
+          this.o.log.error({ err, results: batch.length }, 'webhook results not recorded; those deliveries will be made again');
+        }
       }
     }
   }
@@ -359,14 +375,9 @@ export class WebhookWorker {
   private async write(batch: readonly Result[]): Promise<void> {
     const recordedAt = new Date(this.now());
     const made = batch.filter((r) => r.outcome !== null);
-    const attempts = made.map((r) => ({ delivery_id: r.deliveryId, attempt: r.attempt, at: r.at.toISOString(), duration_ms: r.outcome!.durationMs, status: r.outcome!.status, error: r.outcome!.error }));
-    const deliveries = batch.map((r) => {
-      if (r.outcome === null) return { id: r.deliveryId, state: 'pending', attempts: r.attempt, next_attempt_at: r.retryAt!.toISOString(), finished_at: null };
-      if (r.outcome.error === null) return { id: r.deliveryId, state: 'delivered', attempts: r.attempt, next_attempt_at: null, finished_at: recordedAt.toISOString() };
-      const next = r.at.getTime() + retryDelayMs(r.attempt);
-      const givenUp = next - r.eventAt.getTime() > RETRY_WINDOW_MS;
-      return { id: r.deliveryId, state: givenUp ? 'failed' : 'pending', attempts: r.attempt, next_attempt_at: givenUp ? null : new Date(next).toISOString(), finished_at: givenUp ? recordedAt.toISOString() : null };
-    });
+    const rows = batch.map((r) => resultRows(r, recordedAt));
+    const attempts = rows.flatMap((r) => (r.attempt ? [r.attempt] : []));
+    const deliveries = rows.map((r) => r.delivery);
     // per endpoint, in the order they happened: a success clears its failing mark; failures since
     // the last success set it (from the first of them) unless it is set already
     const endpoints = new Map<number, { ok: boolean; reset: boolean; failingFrom: string | null; lastError: string | null }>();
