@@ -6,7 +6,7 @@ import type { ReadRouter } from '../lib/db/replicas.js';
 import type { Logger } from '../lib/log.js';
 import type { KeyStore } from './keys/store.js';
 import type { RateLimiter } from './limits/limiter.js';
-import type { LiveSnapshot } from './live/snapshot.js';
+import type { LiveSnapshot } from '../lib/live/snapshot.js';
 import type { LiveJsonCache } from './live/cache.js';
 import type { RequestMetrics, RequestObserver } from './middleware/metrics.js';
 import type { CertificateSigner } from '../lib/signer.js';

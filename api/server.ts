@@ -14,13 +14,14 @@ import { createSigner, registerSigningKey, type CertificateSigner } from '../lib
 import type { AppDeps, PairInfo } from './context.js';
 import { KeyStore } from './keys/store.js';
 import { RateLimiter } from './limits/limiter.js';
-import { LiveSnapshot } from './live/snapshot.js';
+import { LiveSnapshot } from '../lib/live/snapshot.js';
 import { LiveJsonCache } from './live/cache.js';
 import { ANSWER_HEADERS } from './middleware/headers.js';
 import { RequestMetrics, type RequestObserver } from './middleware/metrics.js';
 import { connectRedis, deploymentScope } from './redis.js';
 import { EventStreams } from './sse.js';
-import { publicPairs } from './queries/pairs.js';
+import { publicPairs } from '../lib/live/queries.js';
+import { restatementsAfter } from './queries/fixings.js';
 
 export interface RunningApi {
   readonly url: string;
@@ -42,7 +43,8 @@ export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { r
   const pairs: PairInfo[] = await publicPairs(sql);
   const read = opts.read ?? ReadRouter.primaryOnly(sql);
   // the snapshot reads the primary: replicas serve only what it has seen (its fence)
-  const snapshot = new LiveSnapshot(sql, log, { fence: read.hasReplicas ? read : undefined });
+  // the streams push restatements as each rebuild finds them
+  const snapshot = new LiveSnapshot(sql, log, { fence: read.hasReplicas ? read : undefined, restatementsAfter });
   const signer = opts.signer ?? createSigner({ hmacSecret: config.certSecret, ed25519PrivateKeyPem: config.certEd25519Key, keyDir: path.join(config.varDir, 'keys') });
   await registerSigningKey(sql, signer); // it signs live audit trails: listed before the first
   return {

@@ -9,7 +9,7 @@
 import { PassThrough } from 'node:stream';
 import type { Logger } from '../lib/log.js';
 import type { AppContext } from './request.js';
-import type { LiveSnapshot } from './live/snapshot.js';
+import type { LiveSnapshot } from '../lib/live/snapshot.js';
 import { ApiError, unavailable } from './errors.js';
 import type { RestatementRow } from './queries/fixings.js';
 

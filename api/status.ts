@@ -1,7 +1,7 @@
 // How every public pair stands now, the one rule behind GET /v1/status and the status page's
 // GET /v1/status/public: its newest data and age as the live rates count them (the same whole
 // second, api/live/cache.ts), fresh within fresh_seconds, its venues active or failing
-// (api/queries/sources.ts), and the overall status: healthy (every pair fresh, no venue failing),
+// (lib/live/sources.ts), and the overall status: healthy (every pair fresh, no venue failing),
 // degraded (some), outage (no pair fresh).
 import type { Sql } from '../lib/db/connect.js';
 import { timestamp } from '../lib/format.js';
@@ -9,14 +9,14 @@ import { FRESH_SECONDS } from '../lib/methodology/rules.js';
 import type { AppDeps } from './context.js';
 import { LiveJsonCache } from './live/cache.js';
 import type { PipelineState } from './queries/rates.js';
-import { sourcesByPair } from './queries/sources.js';
+import { sourcesByPair } from '../lib/live/sources.js';
 
 export interface PairStatus {
   readonly last_update: string | null;
   readonly age_seconds: number | null;
   readonly fresh: boolean;
   readonly sources_active: string[];
-  /** Listed and answering, but no trade in the pair for 15 minutes (api/queries/sources.ts): not a fault. */
+  /** Listed and answering, but no trade in the pair for 15 minutes (lib/live/sources.ts): not a fault. */
   readonly sources_quiet: string[];
   readonly sources_failing: string[];
 }

@@ -1,7 +1,7 @@
 // Webhook fan-out after one cycle: 1,000 endpoints on local receivers, a tenth of which never answer
 // (each attempt to them waits for the 5 s time limit), all subscribed to pair.divergence (threshold
 // 1 %) and source.failing. The cycle's observations (BTCNGN 3 % off its synthetic price, luno
-// failing) go through the service's hook (onPublished: detectors, events written, worker woken), and
+// failing) go through the service's hook (runAlerts: detectors, events written, worker woken), and
 // the worker delivers as the service runs it (default limits). Target: every answering endpoint has
 // both of the cycle's events within 5 s of the cycle's end.
 //
@@ -13,7 +13,7 @@ import { createLogger } from '../lib/log.js';
 import type { PairObservation } from '../lib/webhooks/observation.js';
 import { createSecretBox } from '../lib/webhooks/secrets.js';
 import { SIGNATURE_HEADER, verifySignature } from '../lib/webhooks/signature.js';
-import { onPublished } from '../pipeline/webhooks/alerts.js';
+import { runAlerts } from '../pipeline/webhooks/alerts.js';
 import { WebhookWorker } from '../pipeline/webhooks/worker.js';
 import { openTestDatabase } from '../test/support/db.js';
 import { addCustomer, addEndpoint } from '../test/support/webhooks.js';
@@ -94,7 +94,7 @@ async function main(): Promise<void> {
   try {
     // the cycle's end: its alerts written (the cycle waits for this, and only this)
     const cycleStart = performance.now();
-    await onPublished({ sql: db.sql, log, observe: async () => observations, wake: () => worker.wake() });
+    await runAlerts({ sql: db.sql, log, observe: async () => observations, wake: () => worker.wake() });
     const cycleEnd = performance.now();
     const events = (await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM webhook_events`)[0]!.n;
     check(events === ENDPOINTS + 1, `the cycle wrote ${events} events, not ${ENDPOINTS + 1}`);

@@ -11,8 +11,7 @@ import cliProgress from 'cli-progress';
 import { openDatabase } from '../lib/db/connect.js';
 import { createLogger, printLine } from '../lib/log.js';
 import { backfill, type BackfillProgress } from '../pipeline/backfill.js';
-import { Pipeline } from '../pipeline/runner.js';
-import { venues } from '../pipeline/venues/index.js';
+import { backfillPipeline } from '../pipeline/process.js';
 import { startSimMarket, type SimMarket } from '../sim/index.js';
 import { configOrExit, fail, openOrExplain } from './fail.js';
 
@@ -90,8 +89,7 @@ function lines(): BackfillProgress & { stop(): void } {
 }
 
 const progress = process.stdout.isTTY ? bars() : lines();
-// the simulated market (make demo's, DEMO=1) has no limits to respect; real venues get their published pacing
-const pipeline = new Pipeline({ config, log, sql: db.sql, venues, copyTrades: db.kind === 'server', unpaced: config.market === 'simulated' });
+const pipeline = backfillPipeline(config, log, db);
 try {
   const report = await backfill(pipeline, db.sql, log, { pairs, from, to }, progress);
   progress.stop();

@@ -7,10 +7,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../lib/config.js';
 import { createLogger } from '../lib/log.js';
-import { backfill } from '../pipeline/backfill.js';
-import { FX_CURRENCIES } from '../pipeline/fx/index.js';
-import { startSimMarket, type SimMarket } from '../sim/index.js';
-import { insertFxRates, type FxRow } from '../pipeline/store.js';
+import { backfill, backfillFx } from '../pipeline/backfill.js';
+import { startSimMarket } from '../sim/index.js';
 import { startService, stopOnSignals } from './service.js';
 
 const HOUR_MS = 3_600_000;
@@ -27,26 +25,6 @@ const sim = await startSimMarket({ seed: 1, replay, historyStart, volume: simVol
 const config = loadConfig({ ...env, SIM_URL: sim.url });
 const log = createLogger(config.logLevel, { market: 'simulated' });
 log.warn({ sim: sim.url, replay: replay ?? null, varDir: config.varDir }, 'DEMO: serving a SIMULATED market, not real prices');
-
-/**
- * The FX sources' hourly reports over the history (the real endpoints have no history to fetch),
- * for the hours after `newest`, the newest observation an earlier run stored, only. Reports are
- * timed from this run's start: at other minutes of hours already recorded they would change those
- * hours' rate in force, and with it their synthetic prices and statuses (candles would disagree
- * with their certificates).
- */
-function fxHistory(market: SimMarket, newest: Date | null): FxRow[] {
-  const from = Math.max(historyStart - 2 * HOUR_MS, newest ? newest.getTime() + HOUR_MS : -Infinity);
-  return market.fxHistory(from, Date.now(), HOUR_MS).flatMap((report) =>
-    FX_CURRENCIES.filter((c) => report.rates[c] !== undefined).map((currency) => ({
-      time: new Date(report.observedAt),
-      currency,
-      unitsPerUsd: report.rates[currency]!,
-      source: report.source,
-      sourceUpdatedAt: new Date(report.updatedAt),
-    })),
-  );
-}
 
 // signals are heard from the start: one during start-up stops the demo once it is up
 let fail: (reason: Error) => void = () => process.exit(1);
@@ -67,11 +45,12 @@ const service = await starting;
 fail = stopFailed;
 const { db, pipeline } = service;
 if (pipeline) {
-  // history for the candles, premium, indices and certificates before the live cycles begin
-  if (!replay) {
-    const [{ newest } = { newest: null }] = await db.sql<{ newest: Date | null }[]>`SELECT max(time) AS newest FROM fx_rates`;
-    await insertFxRates(db.sql, fxHistory(sim, newest));
-  }
+  // history for the candles, premium, indices and certificates before the live cycles begin: first
+  // the FX sources' hourly reports over it, after the newest an earlier run stored only. Reports
+  // are timed from this run's start: at other minutes of hours already recorded they would change
+  // those hours' rate in force, and with it their synthetic prices and statuses (candles would
+  // disagree with their certificates).
+  if (!replay) await backfillFx(db.sql, (newest) => sim.fxHistory(Math.max(historyStart - 2 * HOUR_MS, newest ? newest.getTime() + HOUR_MS : -Infinity), Date.now(), HOUR_MS));
   log.info({ hours }, 'demo: backfilling simulated history');
   await backfill(pipeline, db.sql, log, { from: new Date(historyStart), to: new Date() }).catch((err) =>
     log.warn({ err: (err as Error).message }, 'demo backfill stopped'),

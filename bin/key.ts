@@ -6,8 +6,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../lib/db/connect.js';
 import { createLogger } from '../lib/log.js';
-import { adminFile, KeyCommandError, runKeyCommand, type AdminFile } from '../api/admin/server.js';
-import { KeyStore } from '../api/keys/store.js';
+import { adminFile, KeyCommandError, runKeyCommandOn, type AdminFile } from '../api/admin/server.js';
 import { configOrExit, openOrExplain } from './fail.js';
 
 function parsed() {
@@ -62,7 +61,7 @@ async function direct(): Promise<unknown> {
   }
   const db = await openOrExplain(() => openDatabase(config, log), `make ${command === 'create' ? 'key' : command}`);
   try {
-    return await runKeyCommand(new KeyStore(db.sql), command, args);
+    return await runKeyCommandOn(db.sql, command, args);
   } finally {
     await db.close();
   }

@@ -12,7 +12,9 @@ import { withoutStatementTimeout, type Sql } from '../lib/db/connect.js';
 import { refreshAggregates } from '../lib/db/refresh.js';
 import type { Logger } from '../lib/log.js';
 import { collect } from './collect.js';
+import { FX_CURRENCIES } from './fx/index.js';
 import type { CycleReport, Pipeline } from './runner.js';
+import { insertFxRates } from './store.js';
 
 const DAY_MS = 86_400_000;
 
@@ -86,4 +88,34 @@ export async function backfill(pipeline: Pipeline, sql: Sql, log: Logger, req: B
   await pipeline.recordBackfill(done);
   log.info({ rows: done.rowsBySource, errors: done.errors.length }, 'backfill finished');
   return done;
+}
+
+/** One FX source's report at one moment: units of each currency per 1 USD (times in ms). */
+export interface FxReport {
+  readonly source: string;
+  readonly observedAt: number;
+  readonly updatedAt: number;
+  readonly rates: Readonly<Record<string, number>>;
+}
+
+/**
+ * Past FX reports stored as rates (the FX sources' real endpoints have no history to fetch; the
+ * simulated market's do): `reportsAfter` is asked for those after the newest rate already stored
+ * (null: none stored yet), so a second run changes no hour already recorded.
+ */
+export async function backfillFx(sql: Sql, reportsAfter: (newest: Date | null) => readonly FxReport[]): Promise<void> {
+  const [{ newest } = { newest: null }] = await sql<{ newest: Date | null }[]>`SELECT max(time) AS newest FROM fx_rates`;
+  const reports = reportsAfter(newest);
+  await insertFxRates(
+    sql,
+    reports.flatMap((report) =>
+      FX_CURRENCIES.filter((c) => report.rates[c] !== undefined).map((currency) => ({
+        time: new Date(report.observedAt),
+        currency,
+        unitsPerUsd: report.rates[currency]!,
+        source: report.source,
+        sourceUpdatedAt: new Date(report.updatedAt),
+      })),
+    ),
+  );
 }

@@ -7,7 +7,8 @@ import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../lib/log.js';
-import type { KeyStore } from '../keys/store.js';
+import type { Sql } from '../../lib/db/connect.js';
+import { KeyStore } from '../keys/store.js';
 import { TIERS, type Tier } from '../../lib/tiers.js';
 import { isCustomerName, isEmail } from '../validate.js';
 
@@ -41,6 +42,11 @@ function keyId(args: Record<string, unknown>, command: string): number {
   const raw = String(args.id ?? '').trim();
   if (!/^\d{1,15}$/.test(raw)) throw new KeyCommandError(`ID is required, a key's number: make ${command} ID=12 (make keys lists them)`);
   return Number(raw);
+}
+
+/** A key command run on the database itself: bin/key.ts while no service holds it. */
+export function runKeyCommandOn(sql: Sql, command: string, args: Record<string, unknown>): Promise<unknown> {
+  return runKeyCommand(new KeyStore(sql), command, args);
 }
 
 /** The operations the admin endpoint and the direct-database fallback of bin/key.ts share. */

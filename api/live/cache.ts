@@ -6,8 +6,9 @@
 import type { CertificateSigner } from '../../lib/signer.js';
 import { SharedTail } from '../middleware/compress.js';
 import type { Tier } from '../../lib/tiers.js';
-import { assess, presentLive, type Assessment } from './present.js';
-import type { LiveEntry, LiveSnapshot } from './snapshot.js';
+import { assess, type Assessment } from '../../lib/live/assess.js';
+import { presentLive } from './present.js';
+import type { LiveEntry, LiveSnapshot } from '../../lib/live/snapshot.js';
 
 export interface Presentation {
   readonly tier: Tier;

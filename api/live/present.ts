@@ -2,7 +2,6 @@
 // ages, quality, status and confidence move with the clock even between snapshot refreshes.
 // A field the tier may not see is absent, never null.
 import * as x from '../../lib/methodology/exact.js';
-import type { Rational } from '../../lib/methodology/exact.js';
 import { METHODOLOGY_VERSION } from '../../lib/methodology/parameters.js';
 import * as v from '../../lib/methodology/rules.js';
 import type { CertificateSigner } from '../../lib/signer.js';
@@ -10,7 +9,8 @@ import { signedRatePayload } from '../../lib/signer.js';
 import type { LiveRate } from '../schemas.js';
 import { numeric, timestamp } from '../../lib/format.js';
 import { atLeast, type Tier } from '../../lib/tiers.js';
-import type { LiveEntry } from './snapshot.js';
+import { assess, type Assessment } from '../../lib/live/assess.js';
+import type { LiveEntry } from '../../lib/live/snapshot.js';
 
 export interface PresentOptions {
   readonly tier: Tier;
@@ -21,45 +21,6 @@ export interface PresentOptions {
   readonly signer: CertificateSigner;
   /** Where the data came from: a simulated rate's audit payload says so. */
   readonly market?: 'real' | 'simulated';
-}
-
-export interface Assessment {
-  readonly ageSeconds: number;
-  readonly status: v.VerificationStatus;
-  readonly quality: v.DataQuality;
-  readonly confidence: number;
-  /** exact; null without a synthetic price, and for a synthetic-only rate */
-  readonly divergence: Rational | null;
-  readonly flags: string[];
-}
-
-export function assess(e: LiveEntry, now: Date): Assessment {
-  const ageSeconds = Math.max(0, Math.floor((now.getTime() - e.time.getTime()) / 1000));
-  const syntheticOnly = e.calculation === 'synthetic';
-  const fresh = e.used.filter((s) => now.getTime() - s.lastTradeAt.getTime() <= v.FRESH_SECONDS * 1000).length;
-  const divergence = syntheticOnly ? null : v.divergence(e.exactRate, e.synthetic?.exact ?? null);
-  const quality = v.dataQuality(fresh, ageSeconds, syntheticOnly);
-  const flags: string[] = [];
-  if (syntheticOnly) flags.push('synthetic_only');
-  if (e.used.length === 1) flags.push('single_source');
-  if (e.excluded.length > 0) flags.push('outlier_excluded');
-  if (quality === 'stale') flags.push('stale');
-  if (e.synthetic?.fxStale) flags.push('fx_stale');
-  if (!syntheticOnly && !e.synthetic) flags.push('synthetic_unavailable');
-  return {
-    ageSeconds,
-    status: v.verificationStatus(divergence, e.quote, syntheticOnly),
-    quality,
-    confidence: v.confidence({
-      sources: e.used.length,
-      dispersion: v.dispersion(e.used.map((s) => s.vwap)),
-      divergence,
-      quote: e.quote,
-      ageSeconds,
-    }),
-    divergence,
-    flags,
-  };
 }
 
 function notes(e: LiveEntry, a: Assessment): string {

@@ -3,7 +3,7 @@
 // only once it has replayed everything this process has shown a customer (the fence), so no page
 // is older than the live rate beside it, and nothing read goes backwards:
 // - the fence is the primary's WAL position after the live snapshot read its inputs
-//   (api/live/snapshot.ts hands it over before the new rates are served), after each read that
+//   (lib/live/snapshot.ts hands it over before the new rates are served), after each read that
 //   ran on the primary while a replica was up, and when a replica comes back; a replica whose
 //   replay position is behind it is passed over until it has replayed that far;
 // - and its replay lag is at most DATABASE_READ_MAX_LAG_SECONDS.

@@ -1,6 +1,6 @@
 // What the alert detectors (pipeline/webhooks/detect.ts) read about one pair after a cycle: made by
-// api/webhooks/observations.ts from the live snapshot and the venues' health, passed in by the
-// composition root (bin/service.ts), so the detectors depend on neither.
+// pipeline/webhooks/observations.ts from the live snapshot and the venues' health (lib/live/),
+// passed in by pipeline/process.ts, so the detectors depend on neither.
 export interface PairObservation {
   readonly pair: string;
   /** The live rate; null: none (no data within 24 hours). */

@@ -90,11 +90,11 @@ export async function detectAlerts(sql: Sql, observations: readonly PairObservat
   return events.length;
 }
 
-export interface PublishedHook {
+export interface AlertsRun {
   readonly sql: Sql;
   readonly log: Logger;
   /**
-   * This cycle's observations (bin/service.ts: api/webhooks/observations.ts). `rates`: some endpoint
+   * This cycle's observations (pipeline/process.ts: pipeline/webhooks/observations.ts). `rates`: some endpoint
    * watches a pair's divergence or age, so live rates are needed; without it, venues failing are enough.
    */
   readonly observe: (needs: { readonly rates: boolean }) => Promise<readonly PairObservation[]>;
@@ -108,7 +108,7 @@ export interface PublishedHook {
  * What the pipeline runs after each cycle (through its onCycle): the alerts of the cycle written to
  * the outbox. A failure is logged, never thrown: a cycle never fails for webhooks.
  */
-export async function onPublished(o: PublishedHook): Promise<void> {
+export async function runAlerts(o: AlertsRun): Promise<void> {
   try {
     const rules = await alertRules(o.sql);
     if (rules.length === 0 && !(await sourceSubscribed(o.sql))) {

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../lib/db/connect.js';
 import { refreshAggregates } from '../../lib/db/refresh.js';
-import { LiveSnapshot } from '../../api/live/snapshot.js';
+import { LiveSnapshot } from '../../lib/live/snapshot.js';
 import { insertTrades } from '../../pipeline/store.js';
 import { failingQueries, openTestDatabase, testLog } from '../support/db.js';
 

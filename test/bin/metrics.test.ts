@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ServiceMetrics } from '../../bin/metrics.js';
+import { ServiceMetrics } from '../../lib/metrics.js';
 import { startService, type Service } from '../../bin/service.js';
 import { ConfigError, loadConfig } from '../../lib/config.js';
 import { venues } from '../../pipeline/venues/index.js';

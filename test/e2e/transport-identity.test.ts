@@ -35,10 +35,9 @@ import { parametersInForce } from '../../lib/methodology/parameters.js';
 import { createSigner } from '../../lib/signer.js';
 import { softwareIdentity } from '../../lib/software.js';
 import { Certifier } from '../../pipeline/certify/issue.js';
+import { publishingRecords } from '../../pipeline/records.js';
 import { Pipeline } from '../../pipeline/runner.js';
-import { logIssued, logRestatement, signHead } from '../../pipeline/transparency.js';
 import { venues } from '../../pipeline/venues/index.js';
-import { announceRestatement } from '../../pipeline/webhooks/announce.js';
 import { startSimMarket, type SimMarket } from '../../sim/index.js';
 import { openTestDatabase, testLog } from '../support/db.js';
 import { until } from '../support/wait.js';
@@ -78,7 +77,8 @@ afterAll(() => fs.rmSync(keyDir, { recursive: true, force: true }));
 function streamedVenuesPipeline(sim: SimMarket, db: Database, streams: boolean): Pipeline {
   const config = loadConfig({ MARKET: 'simulated', SIM_URL: sim.url, AFRATES_VAR_DIR: keyDir, SETTLE_AFTER_SECONDS: String(LAG_SECONDS), STREAMS: streams ? '1' : '0' });
   const signer = createSigner({ keyDir: path.join(keyDir, 'keys') });
-  const certifier = new Certifier(db.sql, { signer, issuerUrl: 'https://afrates.test', market: 'simulated', software: SOFTWARE, parameters: parametersInForce(config.settleAfterSeconds), now: () => new Date(now()) }, logIssued);
+  const records = publishingRecords(db.sql, signer);
+  const certifier = new Certifier(db.sql, { signer, issuerUrl: 'https://afrates.test', market: 'simulated', software: SOFTWARE, parameters: parametersInForce(config.settleAfterSeconds), now: () => new Date(now()) }, records.onIssued);
   return new Pipeline({
     config,
     log: testLog,
@@ -90,11 +90,8 @@ function streamedVenuesPipeline(sim: SimMarket, db: Database, streams: boolean):
     requestTimeoutMs: 1_000,
     retryDelaysMs: [5],
     certifier,
-    onRestated: async (tx, r) => {
-      await logRestatement(tx, r);
-      await announceRestatement(tx, r);
-    },
-    onPublished: (at) => signHead(db.sql, signer, at),
+    onRestated: records.onRestated,
+    onPublished: records.onPublished,
   });
 }
 

@@ -13,11 +13,11 @@ import { refreshAggregates } from '../../lib/db/refresh.js';
 import { parametersInForce } from '../../lib/methodology/parameters.js';
 import { softwareIdentity } from '../../lib/software.js';
 import { Certifier } from '../../pipeline/certify/issue.js';
-import { logIssued } from '../../pipeline/transparency.js';
+import { publishingRecords } from '../../pipeline/records.js';
 import { connectRedis } from '../../api/redis.js';
 import { READING_MS as HEALTH_READING_MS } from '../../api/routes/health.js';
 import { buildDeps, startApi, type RunningApi } from '../../api/server.js';
-import { ServiceMetrics } from '../../bin/metrics.js';
+import { ServiceMetrics } from '../../lib/metrics.js';
 import { publishDueFixings, settle } from '../../pipeline/publish.js';
 import { settlementAt } from '../../pipeline/settle.js';
 import type { Tier } from '../../lib/tiers.js';
@@ -167,7 +167,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
   if (!opts.db) {
     // what the pipeline does after a cycle: settle (by the lag: no venue has reported where it
     // stands) and certify the settled buckets, signed with this server's keys
-    const certifier = new Certifier(db.sql, { signer: deps.signer, issuerUrl: config.publicUrl, market: config.market, software: softwareIdentity(), parameters: parametersInForce(config.settleAfterSeconds) }, logIssued);
+    const certifier = new Certifier(db.sql, { signer: deps.signer, issuerUrl: config.publicUrl, market: config.market, software: softwareIdentity(), parameters: parametersInForce(config.settleAfterSeconds) }, publishingRecords(db.sql, deps.signer).onIssued);
     const now = new Date();
     await settle(db.sql, await settlementAt(db.sql, now, config.settleAfterSeconds), certifier, now);
     if (opts.fixings) await publishDueFixings(db.sql, certifier, new Date());

@@ -12,9 +12,8 @@ import type { Database } from '../../lib/db/connect.js';
 import { parametersInForce } from '../../lib/methodology/parameters.js';
 import { softwareIdentity } from '../../lib/software.js';
 import { Certifier } from '../../pipeline/certify/issue.js';
+import { publishingRecords } from '../../pipeline/records.js';
 import { Pipeline } from '../../pipeline/runner.js';
-import { announceRestatement } from '../../pipeline/webhooks/announce.js';
-import { logIssued, logRestatement, signHead } from '../../pipeline/transparency.js';
 import { startSimMarket, type SimMarket } from '../../sim/index.js';
 import { venues } from '../../pipeline/venues/index.js';
 import { openTestDatabase, testLog } from './db.js';
@@ -33,7 +32,9 @@ export interface SimPipelineOptions {
 export function certifyingSimPipeline(o: SimPipelineOptions): Pipeline {
   const config = loadConfig({ MARKET: 'simulated', SIM_URL: o.sim.url, AFRATES_VAR_DIR: o.dir, ...o.env });
   const signer = createSigner({ keyDir: path.join(o.dir, 'keys') });
-  const certifier = new Certifier(o.db.sql, { signer, issuerUrl: 'https://afrates.test', market: 'simulated', software: softwareIdentity(), parameters: parametersInForce(config.settleAfterSeconds), now: () => new Date(o.now()) }, logIssued);
+  // what publishing records, as the service's pipeline records it (alone: no lease to fence with)
+  const records = publishingRecords(o.db.sql, signer);
+  const certifier = new Certifier(o.db.sql, { signer, issuerUrl: 'https://afrates.test', market: 'simulated', software: softwareIdentity(), parameters: parametersInForce(config.settleAfterSeconds), now: () => new Date(o.now()) }, records.onIssued);
   return new Pipeline({
     config,
     log: testLog,
@@ -45,12 +46,8 @@ export function certifyingSimPipeline(o: SimPipelineOptions): Pipeline {
     requestTimeoutMs: 400,
     retryDelaysMs: o.retryDelaysMs ?? [5],
     certifier,
-    // as the service wires it (bin/service.ts): logged, and announced to webhooks
-    onRestated: async (tx, r) => {
-      await logRestatement(tx, r);
-      await announceRestatement(tx, r);
-    },
-    onPublished: (now) => signHead(o.db.sql, signer, now),
+    onRestated: records.onRestated,
+    onPublished: records.onPublished,
   });
 }
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../lib/db/connect.js';
 import type { PairObservation } from '../../../lib/webhooks/observation.js';
 import { createSecretBox } from '../../../lib/webhooks/secrets.js';
-import { detectAlerts, onPublished } from '../../../pipeline/webhooks/alerts.js';
+import { detectAlerts, runAlerts } from '../../../pipeline/webhooks/alerts.js';
 import { CALM_TO_END, evaluate, type Alert, type EndpointRule } from '../../../pipeline/webhooks/detect.js';
 import { openTestDatabase, testLog } from '../../support/db.js';
 import { addCustomer, addEndpoint } from '../../support/webhooks.js';
@@ -122,7 +122,7 @@ describe('detectAlerts on the database', () => {
     try {
       const box = createSecretBox({ keyHex: 'cd'.repeat(32), keyDir: '/nonexistent' });
       const asked: boolean[] = [];
-      const cycle = () => onPublished({ sql: other.sql, log: testLog, observe: async ({ rates }) => (asked.push(rates), [obs(0, { sourcesFailing: ['luno'], ...(rates ? {} : { rate: null, synthetic: null, divergencePct: null, ageSeconds: null }) })]) });
+      const cycle = () => runAlerts({ sql: other.sql, log: testLog, observe: async ({ rates }) => (asked.push(rates), [obs(0, { sourcesFailing: ['luno'], ...(rates ? {} : { rate: null, synthetic: null, divergencePct: null, ageSeconds: null }) })]) });
       // no endpoint at all: nothing observed, no event written for nobody
       await cycle();
       expect(asked).toEqual([]);
