@@ -3,7 +3,7 @@
 // embedded database has no background workers, so the pipeline runs the same jobs itself
 // (runStorageJobs), about once an hour, with the VACUUM and ANALYZE that autovacuum would run and
 // the CHECKPOINT the checkpointer would: without one the write-ahead log is never recycled and
-// grows with every write (docs/embedded-database.md, "Still true").
+// grows with every write (docs/embedded-database.md, "Limits").
 // Retention drops raw trades only: candles are materialised in the aggregates and stay
 // (lib/db/migrate.ts refuses an aggregate rebuild that would lose them).
 import type { Sql } from '../lib/db/connect.js';
