@@ -4,6 +4,7 @@
 // rate-limit headers (api/limits/limiter.ts via api/middleware/auth.ts), 405 with Allow
 // (api/app.ts), the error codes (api/errors.ts) and the HTTP parser's own answers (api/server.ts).
 import type { ErrorCode } from './errors.js';
+import { TIER_RULES } from '../lib/tiers.js';
 
 const ref = (kind: 'headers' | 'responses' | 'schemas', name: string) => ({ $ref: `#/components/${kind}/${name}` });
 const INT = { type: 'integer' } as const;
@@ -52,7 +53,7 @@ export const ERROR_CODES = {
   validation_error: { status: 400, when: 'a parameter or the body is invalid; the message names it' },
   unauthorized: { status: 401, when: 'the API key is missing, unknown or revoked' },
   tier_restricted: { status: 403, when: 'the endpoint, or a parameter given, needs a higher tier' },
-  interval_not_available: { status: 403, when: "the interval is not on the key's tier (5m needs Builder or higher)" },
+  interval_not_available: { status: 403, when: `the interval is not on the key's tier (Free has ${TIER_RULES.free.intervals.join(', ')}; the others need Builder or higher)` },
   history_limit_exceeded: { status: 403, when: "`start` lies before the tier's history (Free: the last 30 days)" },
   not_found: { status: 404, when: 'there is no such thing: a day without trades or not over yet, a certificate not issued, a key not in this account' },
   method_not_allowed: { status: 405, when: 'the path does not take this method; Allow lists those it takes' },

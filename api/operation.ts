@@ -5,6 +5,7 @@ import type { AppContext, AppDeps, AppRouter, PairInfo } from './context.js';
 import { ApiError, validationError, type ErrorCode } from './errors.js';
 import { timestamp } from '../lib/format.js';
 import { TIER_RULES, atLeast, tierLabel, type Tier } from '../lib/tiers.js';
+import type { IntervalName } from '../lib/intervals.js';
 import type { ObjectSchema } from './validate.js';
 
 export interface Operation {
@@ -69,7 +70,7 @@ export function requireTier(ctx: Pick<AppContext, 'state'>, needed: Tier, what: 
 export const featureOf = (op: Operation) => op.feature ?? `${op.method.toUpperCase()} ${op.path.replace(/:(\w+)/g, '{$1}')}`;
 
 /** 403 interval_not_available unless the caller's tier has candles of `interval`. */
-export function requireInterval(ctx: AppContext, interval: '5m' | '1h' | '1d'): void {
+export function requireInterval(ctx: AppContext, interval: IntervalName): void {
   const tier = ctx.state.customer?.tier ?? 'free';
   const { intervals } = TIER_RULES[tier];
   if (!intervals.includes(interval)) {

@@ -2,6 +2,7 @@
 // tests validate real responses against them, and the handlers' types are derived from them (end
 // of file). Request schemas live beside their routes.
 import type { FromSchema } from 'json-schema-to-ts';
+import { INTERVAL_NAMES, RESTATEMENT_SUBJECTS } from '../lib/intervals.js';
 import { EVENT_TYPES } from '../lib/webhooks/events.js';
 
 export const TIMESTAMP = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,6})?\\+00:00$' } as const;
@@ -144,7 +145,7 @@ export const HISTORICAL_RESPONSE = {
   additionalProperties: false,
   properties: {
     pair: STR,
-    interval: { enum: ['5m', '1h', '1d'] },
+    interval: { enum: INTERVAL_NAMES },
     start: DAY,
     end: DAY,
     data: { type: 'array', items: CANDLE },
@@ -212,7 +213,7 @@ export const PREMIUM_RESPONSE = {
         },
       ],
     },
-    interval: { enum: ['5m', '1h', '1d'] },
+    interval: { enum: INTERVAL_NAMES },
     start: DAY,
     end: DAY,
     data: {
@@ -629,7 +630,7 @@ export const RESTATEMENT = {
   properties: {
     id: STR,
     pair: STR,
-    subject: { enum: ['candle_5m', 'candle_1h', 'candle_1d', 'fixing'], description: "what was restated: a candle's VWAP (candle_1d is the end-of-day snapshot), or a fixing" },
+    subject: { enum: RESTATEMENT_SUBJECTS, description: "what was restated: a candle's VWAP (candle_<interval>; candle_1d is the end-of-day snapshot), or a fixing" },
     time: { ...TIMESTAMP, description: "the candle's start, or the fixing's time" },
     fixing_id: STR,
     original: { ...NUM, description: 'the value as first published' },
@@ -640,7 +641,20 @@ export const RESTATEMENT = {
       type: 'object',
       required: ['late_trades'],
       additionalProperties: false,
-      properties: { late_trades: { type: 'array', description: 'trades that arrived after settlement, per venue', items: { type: 'object', required: ['exchange', 'trades'], additionalProperties: false, properties: { exchange: STR, trades: INT } } } },
+      properties: {
+        late_trades: { type: 'array', description: 'trades that arrived after settlement, per venue', items: { type: 'object', required: ['exchange', 'trades'], additionalProperties: false, properties: { exchange: STR, trades: INT } } },
+        aggregate_change: {
+          type: 'object',
+          description: "a change to the candles' formula restated this candle (docs/aggregates.md): the engineer's reason, the SQL files changed, and each published value that changed, before and after",
+          required: ['reason', 'files', 'changed'],
+          additionalProperties: false,
+          properties: {
+            reason: STR,
+            files: { type: 'array', items: STR },
+            changed: { type: 'object', additionalProperties: { type: 'object', required: ['previous', 'restated'], additionalProperties: false, properties: { previous: { type: ['string', 'null'] }, restated: { type: ['string', 'null'] } } } },
+          },
+        },
+      },
     },
     restated_at: TIMESTAMP,
   },
@@ -898,7 +912,7 @@ export const ACCOUNT_RESPONSE = {
       properties: {
         per_minute: INT,
         per_month: { type: ['integer', 'null'], description: 'null: unlimited' },
-        intervals: { type: 'array', items: { enum: ['5m', '1h', '1d'] } },
+        intervals: { type: 'array', items: { enum: INTERVAL_NAMES } },
         history_days: { type: ['integer', 'null'], description: 'null: full history' },
         max_page: INT,
         streams_per_key: INT,

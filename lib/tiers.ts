@@ -1,4 +1,5 @@
 // What each tier may do: the contract's "Limits" tables in one place.
+import { INTERVALS, type IntervalName } from './intervals.js';
 
 export const TIERS = ['free', 'builder', 'professional', 'enterprise'] as const;
 export type Tier = (typeof TIERS)[number];
@@ -9,7 +10,7 @@ export interface TierRules {
   /** Requests per calendar month (UTC); null = unlimited. */
   readonly perMonth: number | null;
   readonly maxPage: number;
-  readonly intervals: readonly ('5m' | '1h' | '1d')[];
+  readonly intervals: readonly IntervalName[];
   /** How far back historical may start, in days; null = full history. */
   readonly historyDays: number | null;
   /** Live streams (GET /v1/rates/stream) one key may hold open in an API process. */
@@ -24,11 +25,18 @@ export interface TierRules {
   readonly concurrent: number;
 }
 
+const HOUR_MS = 3_600_000;
+/**
+ * The candle intervals of a tier (lib/intervals.ts): Builder and up have every one; Free those an
+ * hour wide or wider (the contract's 1h and 1d: sub-hourly candles are Builder's; docs/decisions.md).
+ */
+const intervalsAtLeast = (ms: number): readonly IntervalName[] => INTERVALS.filter((i) => i.ms >= ms).map((i) => i.name);
+
 export const TIER_RULES: Readonly<Record<Tier, TierRules>> = {
-  free: { rank: 0, perMinute: 10, perMonth: 5_000, maxPage: 500, intervals: ['1h', '1d'], historyDays: 30, streamsPerKey: 1, streamsPerAccount: 2, concurrent: 4 },
-  builder: { rank: 1, perMinute: 30, perMonth: 25_000, maxPage: 2_500, intervals: ['5m', '1h', '1d'], historyDays: null, streamsPerKey: 3, streamsPerAccount: 6, concurrent: 5 },
-  professional: { rank: 2, perMinute: 100, perMonth: 100_000, maxPage: 5_000, intervals: ['5m', '1h', '1d'], historyDays: null, streamsPerKey: 10, streamsPerAccount: 20, concurrent: 6 },
-  enterprise: { rank: 3, perMinute: 10_000, perMonth: null, maxPage: 10_000, intervals: ['5m', '1h', '1d'], historyDays: null, streamsPerKey: 50, streamsPerAccount: 100, concurrent: 8 },
+  free: { rank: 0, perMinute: 10, perMonth: 5_000, maxPage: 500, intervals: intervalsAtLeast(HOUR_MS), historyDays: 30, streamsPerKey: 1, streamsPerAccount: 2, concurrent: 4 },
+  builder: { rank: 1, perMinute: 30, perMonth: 25_000, maxPage: 2_500, intervals: intervalsAtLeast(0), historyDays: null, streamsPerKey: 3, streamsPerAccount: 6, concurrent: 5 },
+  professional: { rank: 2, perMinute: 100, perMonth: 100_000, maxPage: 5_000, intervals: intervalsAtLeast(0), historyDays: null, streamsPerKey: 10, streamsPerAccount: 20, concurrent: 6 },
+  enterprise: { rank: 3, perMinute: 10_000, perMonth: null, maxPage: 10_000, intervals: intervalsAtLeast(0), historyDays: null, streamsPerKey: 50, streamsPerAccount: 100, concurrent: 8 },
 };
 
 export const DEFAULT_PAGE = 500;

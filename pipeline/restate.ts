@@ -1,5 +1,6 @@
 // Restatements (docs/methodology.md, "Restatements"): what each candle was when its window settled
-// is kept (settled_values: 5m, 1h and 1d, the 1d candle being the end-of-day snapshot); after trades
+// is kept (settled_values: every candle interval of lib/intervals.ts, the 1d candle being the
+// end-of-day snapshot); after trades
 // arrive late for a settled window, the candle as it now stands is compared with the value
 // published (the settled one, or the last restatement), and a change beyond
 // restatement_threshold_pct within restatement_window_hours of the window's end is restated: a
@@ -8,19 +9,18 @@
 // threshold, late trades are only counted. Nothing published is changed.
 import type { Sql, Tx } from '../lib/db/connect.js';
 import * as x from '../lib/methodology/exact.js';
+import { candleSubject, intervalOf, type IntervalName } from '../lib/intervals.js';
 import { param } from '../lib/methodology/parameters.js';
 import { publishedRate } from '../lib/methodology/rules.js';
 import { computeWindow } from '../lib/methodology/window.js';
 import { readWindowInputs } from './certify/inputs.js';
 import type { SettledRange } from './settle.js';
 
-const WIDTH = { '5m': '5 minutes', '1h': '1 hour', '1d': '1 day' } as const;
-type Interval = keyof typeof WIDTH;
 
 export interface Restatement {
   readonly id: string;
   readonly pair: string;
-  readonly subject: 'candle_5m' | 'candle_1h' | 'candle_1d' | 'fixing';
+  readonly subject: ReturnType<typeof candleSubject> | 'fixing';
   readonly time: Date;
   readonly ref: string | null;
   readonly original: string;
@@ -36,8 +36,8 @@ export type OnRestated = (tx: Tx, r: Restatement) => Promise<void>;
 const windowHours = () => param('restatement_window_hours');
 
 /**
- * Keeps each candle of the newly settled ranges as it stands now (5m buckets in the range, 1h and
- * 1d buckets ending in it), within the restatement window: older ones can no longer be restated.
+ * Keeps each candle of the newly settled ranges as it stands now (every interval's buckets ending
+ * in the range), within the restatement window: older ones can no longer be restated.
  */
 export async function recordSettledValues(sql: Sql | Tx, ranges: readonly SettledRange[], now: Date): Promise<void> {
   const horizon = new Date(now.getTime() - windowHours() * 3_600_000);
@@ -46,9 +46,9 @@ export async function recordSettledValues(sql: Sql | Tx, ranges: readonly Settle
     await sql`
       INSERT INTO settled_values (pair, interval, bucket, pv, volume, trades)
       SELECT pair, interval, bucket, pv, volume, trades FROM candles
-      WHERE pair = ${r.pair} AND interval IN ('5m', '1h', '1d')
-        AND bucket + CASE interval WHEN '5m' THEN INTERVAL '5 minutes' WHEN '1h' THEN INTERVAL '1 hour' ELSE INTERVAL '1 day' END > ${from}
-        AND bucket + CASE interval WHEN '5m' THEN INTERVAL '5 minutes' WHEN '1h' THEN INTERVAL '1 hour' ELSE INTERVAL '1 day' END <= ${r.to}
+      WHERE pair = ${r.pair}
+        AND bucket + candle_width(interval) > ${from}
+        AND bucket + candle_width(interval) <= ${r.to}
         AND volume > 0
       ON CONFLICT DO NOTHING`;
   }
@@ -77,7 +77,7 @@ export async function restate(sql: Sql, since: Date, now: Date, onRestated?: OnR
     SELECT pair, min(oldest) AS oldest FROM late_trades WHERE noticed_at > ${since} GROUP BY pair ORDER BY pair`;
   const out: Restatement[] = [];
   for (const t of touched) {
-    const candles = await sql<{ interval: Interval; bucket: Date; settled_pv: string; settled_volume: string; pv: string; volume: string; previous: string | null; original: string | null; settled_at: Date }[]>`
+    const candles = await sql<{ interval: IntervalName; bucket: Date; settled_pv: string; settled_volume: string; pv: string; volume: string; previous: string | null; original: string | null; settled_at: Date }[]>`
       SELECT v.interval, v.bucket, v.pv::text AS settled_pv, v.volume::text AS settled_volume, c.pv::text AS pv, c.volume::text AS volume,
              r.restated::text AS previous, r.original::text AS original, v.settled_at
       FROM settled_values v
@@ -87,8 +87,8 @@ export async function restate(sql: Sql, since: Date, now: Date, onRestated?: OnR
         WHERE pair = v.pair AND subject = 'candle_' || v.interval AND time = v.bucket ORDER BY id DESC LIMIT 1
       ) r ON true
       WHERE v.pair = ${t.pair}
-        AND v.bucket + CASE v.interval WHEN '5m' THEN INTERVAL '5 minutes' WHEN '1h' THEN INTERVAL '1 hour' ELSE INTERVAL '1 day' END > ${t.oldest}
-        AND v.bucket + CASE v.interval WHEN '5m' THEN INTERVAL '5 minutes' WHEN '1h' THEN INTERVAL '1 hour' ELSE INTERVAL '1 day' END > ${horizon}
+        AND v.bucket + candle_width(v.interval) > ${t.oldest}
+        AND v.bucket + candle_width(v.interval) > ${horizon}
         AND (c.pv <> v.pv OR c.volume <> v.volume)
       ORDER BY v.bucket, v.interval`;
     for (const c of candles) {
@@ -96,12 +96,12 @@ export async function restate(sql: Sql, since: Date, now: Date, onRestated?: OnR
       const previous = c.previous ?? settled;
       const restated = publishedRate(x.div(x.parseDecimal(c.pv), x.parseDecimal(c.volume)));
       if (!material(x.parseDecimal(previous), x.parseDecimal(restated))) continue;
-      const width = WIDTH[c.interval];
+      const { width } = intervalOf(c.interval);
       const late = await sql<{ exchange: string; trades: number }[]>`
         SELECT exchange, count(*)::int AS trades FROM trades
         WHERE pair = ${t.pair} AND time >= ${c.bucket} AND time < ${c.bucket}::timestamptz + ${width}::interval AND ingested_at > ${c.settled_at}
         GROUP BY exchange ORDER BY exchange`;
-      out.push(await record(sql, { pair: t.pair, subject: `candle_${c.interval}`, time: c.bucket, ref: null, original: c.original ?? settled, previous, restated, lateTrades: [...late] }, onRestated));
+      out.push(await record(sql, { pair: t.pair, subject: candleSubject(c.interval), time: c.bucket, ref: null, original: c.original ?? settled, previous, restated, lateTrades: [...late] }, onRestated));
     }
     const fixings = await sql<{ id: string; time: Date; base: string; quote: string; rate: string; published_at: Date; previous: string | null; original: string | null }[]>`
       SELECT f.id, f.time, p.base, p.quote, f.rate::text AS rate, f.published_at, r.restated::text AS previous, r.original::text AS original

@@ -1,10 +1,12 @@
 // The house's shape, read from the code's own imports: no import circle anywhere, imports pointing
 // one way (lib/ below everything, pipeline/ and api/ beside each other and never importing one
 // another, bin/ the composition root above them, sim/ and web/ programs of their own), and no SQL
-// in api/ outside api/queries/ (each resource's statements are there, or in the SQL functions they call).
+// in api/ outside api/queries/ (each resource's statements are there, or in the SQL functions they call);
+// and the candle intervals listed once (lib/intervals.ts), each with its one aggregate file.
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { INTERVALS, INTERVAL_NAMES } from '../lib/intervals.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const FOLDERS = ['lib', 'pipeline', 'api', 'bin', 'sim', 'web/src', 'verify'];
@@ -103,5 +105,43 @@ describe('the structure of the code', () => {
     expect(statement.test('await this.sql<{ n: number }[]>`SELECT 1`')).toBe(true);
     const withSql = api.filter((f) => statement.test(code(f)));
     expect(withSql).toEqual([]);
+  });
+
+  it('lists the candle intervals once: no file but lib/intervals.ts spells them out', () => {
+    // the run-once migrations before the one that checks rows against the list are history, never edited
+    const LIST_CHECKED_FROM = '20261127170001000';
+    const sqlFiles = (dir: string): string[] =>
+      fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sqlFiles(path.posix.join(dir, e.name)) : e.name.endsWith('.sql') ? [path.posix.join(dir, e.name)] : []));
+    const html = fs.readdirSync(path.join(ROOT, 'web')).filter((f) => f.endsWith('.html')).map((f) => `web/${f}`);
+    const checked = [...files, ...sqlFiles('sql'), ...html].filter(
+      (f) => f !== 'lib/intervals.ts' && !(f.startsWith('sql/migrations/') && path.basename(f) < LIST_CHECKED_FROM),
+    );
+    expect(checked.length).toBeGreaterThan(200);
+    const token = (quoted: boolean) => new RegExp(quoted ? `(['"\`])(${INTERVAL_NAMES.join('|')})\\1` : `(?<![\\w-])(${INTERVAL_NAMES.join('|')})(?![\\w-])`, 'g');
+    const distinct = (text: string, quoted: boolean) => new Set([...text.matchAll(token(quoted))].map((m) => m[2] ?? m[1])).size;
+    const spelled = checked.flatMap((f) => {
+      const lines = fs.readFileSync(path.join(ROOT, f), 'utf8').split('\n');
+      // two names as literals on one line (an array, a CHECK, a CASE), or three anywhere within three lines
+      return lines.flatMap((line, i) =>
+        distinct(line, true) >= 2 || distinct(lines.slice(i, i + 3).join('\n'), false) >= 3 ? [`${f}:${i + 1}: ${line.trim().slice(0, 100)}`] : [],
+      );
+    });
+    expect(spelled).toEqual([]);
+    // and the test can fail: the list as the old CHECK wrote it, and as a comment runs it
+    expect(distinct("CHECK (interval IN ('5m', '1h', '1d'))", true)).toBe(3);
+    expect(distinct('-- at 5m, 1h and\n-- 1d', false)).toBe(3);
+  });
+
+  it('has one aggregate file per candle interval, bucketing at its width from what it is built from', () => {
+    const dir = path.join(ROOT, 'sql', 'aggregates');
+    for (const i of INTERVALS) {
+      const named = fs.readdirSync(dir).filter((f) => f.replace(/^\d+_/, '') === `${i.aggregate}.sql`);
+      expect(named, i.name).toHaveLength(1);
+      const text = fs.readFileSync(path.join(dir, named[0]!), 'utf8');
+      expect(text, i.name).toMatch(new RegExp(`CREATE MATERIALIZED VIEW ${i.aggregate}\\b`));
+      expect(text, i.name).toContain(`time_bucket(INTERVAL '${i.width}'`);
+      const source = i.builtFrom === 'trades' ? 'trades' : INTERVALS.find((f) => f.name === i.builtFrom)!.aggregate;
+      expect(text, i.name).toMatch(new RegExp(`\\nFROM ${source}\\n`));
+    }
   });
 });

@@ -6,6 +6,7 @@
 // range is never held in memory at once.
 import crypto from 'node:crypto';
 import type { Sql } from '../../lib/db/connect.js';
+import type { IntervalName } from '../../lib/intervals.js';
 
 /**
  * A candle as the page query returns it: wire-ready timestamp, numbers as PostgreSQL's numeric text
@@ -36,7 +37,7 @@ export interface PageRow {
 
 export interface CandlePageQuery {
   readonly pair: string;
-  readonly interval: '5m' | '1h' | '1d';
+  readonly interval: IntervalName;
   readonly from: Date; // inclusive
   readonly to: Date; // exclusive
   readonly after: Date | null;

@@ -1,6 +1,7 @@
 // Fixing and restatement queries: both are written once by the pipeline (pipeline/certify/issue.ts,
 // pipeline/restate.ts) and only read here.
 import type { Sql } from '../../lib/db/connect.js';
+import type { RESTATEMENT_SUBJECTS } from '../../lib/intervals.js';
 
 export interface FixingRow {
   id: string;
@@ -31,14 +32,18 @@ export async function fixingIdOf(sql: Sql, pair: string, date: string, kind: str
 export interface RestatementRow {
   id: string;
   pair: string;
-  subject: 'candle_5m' | 'candle_1h' | 'candle_1d' | 'fixing';
+  subject: (typeof RESTATEMENT_SUBJECTS)[number];
   time: Date;
   ref: string | null;
   original: string;
   previous: string;
   restated: string;
   change_pct: string;
-  reason: { late_trades: { exchange: string; trades: number }[] };
+  reason: {
+    late_trades: { exchange: string; trades: number }[];
+    /** a rebuild of the candle aggregates (lib/db/rebuild.ts) */
+    aggregate_change?: { reason: string; files: string[]; changed: Record<string, { previous: string | null; restated: string | null }> };
+  };
   restated_at: Date;
 }
 

@@ -1,10 +1,11 @@
 // Month files kept in the database (month_files): a complete month's export file with the digest of
 // the candle rows it was made from, and which complete months have none yet.
 import type { Sql } from '../../lib/db/connect.js';
+import type { IntervalName } from '../../lib/intervals.js';
 
 export interface MonthFileKey {
   readonly pair: string;
-  readonly interval: '5m' | '1h' | '1d';
+  readonly interval: IntervalName;
   /** YYYY-MM */
   readonly month: string;
   readonly format: 'csv' | 'parquet';
@@ -39,7 +40,7 @@ export async function storeMonthFile(sql: Sql, k: MonthFileKey, file: StoredMont
 /**
  * Complete months with no file kept by `maker` yet, newest first, at most `limit`: for each public
  * pair, the months from its first candle through the last one its settlement has passed wholly, in
- * every interval and format.
+ * every interval (candle_intervals(): lib/intervals.ts) and format.
  */
 export async function monthFilesDue(sql: Sql, maker: string, limit: number): Promise<(MonthFileKey & { quote: string })[]> {
   return sql<(MonthFileKey & { quote: string })[]>`
@@ -52,7 +53,7 @@ export async function monthFilesDue(sql: Sql, maker: string, limit: number): Pro
     SELECT sp.pair, sp.quote, i.interval, to_char(m.month, 'YYYY-MM') AS month, f.format
     FROM spans sp
     CROSS JOIN LATERAL generate_series(sp.first_month, sp.last_month, INTERVAL '1 month') AS m(month)
-    CROSS JOIN (VALUES ('5m'), ('1h'), ('1d')) AS i(interval)
+    CROSS JOIN (SELECT name AS interval FROM candle_intervals()) AS i
     CROSS JOIN (VALUES ('csv'), ('parquet')) AS f(format)
     WHERE NOT EXISTS (
       SELECT 1 FROM month_files mf

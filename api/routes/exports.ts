@@ -12,6 +12,7 @@ import { candlesDigest, RowsDigest, settledThrough } from '../queries/candles.js
 import { storedMonthFile, storeMonthFile, type MonthFileKey } from '../queries/month-files.js';
 import { bytesDigest, digestOf, sendStream, through, withDigestTrailer } from '../streamed.js';
 import { PAIR, parseQuery } from '../validate.js';
+import { DEFAULT_INTERVAL, INTERVAL_NAMES } from '../../lib/intervals.js';
 
 const MONTH = { type: 'string', pattern: '^20\\d{2}-(0[1-9]|1[0-2])$', maxLength: 7, description: 'month, YYYY-MM (UTC), from 2000-01 to the current one' } as const;
 
@@ -22,7 +23,7 @@ const query = {
   properties: {
     pair: PAIR,
     month: MONTH,
-    interval: { enum: ['5m', '1h', '1d'], default: '1h' },
+    interval: { enum: INTERVAL_NAMES, default: DEFAULT_INTERVAL },
     format: { enum: ['csv', 'parquet'], default: 'csv', description: 'csv: gzipped CSV (application/gzip, a .csv.gz file); parquet: Apache Parquet' },
   },
 } as const;

@@ -11,11 +11,11 @@ import { candleChunks, candlePage, pageBounds, type CandlePageQuery } from '../q
 import { knownPair, requireInterval, type Operation } from '../operation.js';
 import { HISTORICAL_RESPONSE, TIMESTAMP, type HistoricalResponse } from '../schemas.js';
 import { byteStream, gzipEncoded, sendStream } from '../streamed.js';
+import { DEFAULT_INTERVAL, INTERVAL_NAMES, intervalOf, type IntervalName } from '../../lib/intervals.js';
 import { DEFAULT_PAGE, TIER_RULES, atLeast, tierLabel } from '../../lib/tiers.js';
 import { DATE, PAIR, parseQuery } from '../validate.js';
 
 const DAY_MS = 86_400_000;
-const BUCKET_MS = { '5m': 300_000, '1h': 3_600_000, '1d': DAY_MS } as const;
 
 const query = {
   type: 'object',
@@ -25,7 +25,7 @@ const query = {
     pair: PAIR,
     start: { ...DATE, description: 'first UTC day, inclusive' },
     end: { ...DATE, description: 'last UTC day, inclusive' },
-    interval: { enum: ['5m', '1h', '1d'], default: '1h' },
+    interval: { enum: INTERVAL_NAMES, default: DEFAULT_INTERVAL },
     limit: { type: 'integer', minimum: 1, maximum: 10_000, description: `candles per page; default ${DEFAULT_PAGE}, at most the tier's maximum` },
     cursor: { type: 'string', maxLength: 40, description: 'meta.next_cursor of the previous page (X-Next-Cursor for CSV), unchanged' },
     format: { enum: ['json', 'csv'], description: 'json (the default) or csv; without it, `Accept: text/csv` asks for CSV' },
@@ -62,7 +62,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const tier = ctx.state.customer!.tier;
     const rules = TIER_RULES[tier];
     const pair = knownPair(deps, q.pair, 'pair');
-    const interval = q.interval as '5m' | '1h' | '1d';
+    const interval = q.interval as IntervalName;
     const from = dayStart(q.start);
     const to = new Date(dayStart(q.end).getTime() + DAY_MS);
     if (to <= from) throw validationError("'end' must not be before 'start'");
@@ -75,7 +75,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       if (!after) throw validationError("'cursor' must be the meta.next_cursor of a previous page");
       if (after < from || after >= to) throw validationError("'cursor' lies outside [start, end]");
       // a cursor of another interval's page (5m's 01:10 sent with 1h) would skip the candle holding it
-      if (after.getTime() % BUCKET_MS[interval] !== 0) throw validationError(`'cursor' is not the start of a ${interval} candle: send the meta.next_cursor of a previous page of this query`);
+      if (after.getTime() % intervalOf(interval).ms !== 0) throw validationError(`'cursor' is not the start of a ${interval} candle: send the meta.next_cursor of a previous page of this query`);
     }
     if (rules.historyDays !== null) {
       const oldest = Math.floor(Date.now() / DAY_MS) * DAY_MS - rules.historyDays * DAY_MS;

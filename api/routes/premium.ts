@@ -9,13 +9,22 @@ import { PREMIUM_RESPONSE, type PremiumResponse } from '../schemas.js';
 import { DATE, PAIR, parseQuery } from '../validate.js';
 import * as x from '../../lib/methodology/exact.js';
 import * as v from '../../lib/methodology/rules.js';
+import { DEFAULT_INTERVAL, INTERVAL_NAMES, intervalOf, observationsOf, type IntervalName } from '../../lib/intervals.js';
 
 const DAY_MS = 86_400_000;
 /**
- * Longest range per interval: the answer is not paginated, and its cost is the observations it
- * reads (5-minute ones for 5m and 1h, hourly ones for 1d): at most about 9,000 of them.
+ * Longest range per interval. The answer is not paginated: at most a week of 5-minute buckets
+ * (MAX_ROWS); its cost is the observations it reads (the candles the interval is built from:
+ * 5-minute ones for an hour's buckets, hourly ones for a day's): at most about MAX_OBSERVATIONS;
+ * and never more than a year.
  */
-const MAX_RANGE_DAYS = { '5m': 7, '1h': 31, '1d': 366 } as const;
+const MAX_ROWS = 2_016;
+const MAX_OBSERVATIONS = 9_000;
+const MAX_DAYS = 366;
+const perDay = (ms: number) => DAY_MS / ms;
+const maxRangeDays = (name: IntervalName) =>
+  Math.min(Math.floor(MAX_ROWS / perDay(intervalOf(name).ms)), Math.floor(MAX_OBSERVATIONS / perDay(observationsOf(name).ms)), MAX_DAYS);
+const RANGES = INTERVAL_NAMES.map((name, i) => `${maxRangeDays(name)}${i === 0 ? ' days' : ''} at ${name}`).join(', ');
 
 const query = {
   type: 'object',
@@ -23,9 +32,9 @@ const query = {
   additionalProperties: false,
   properties: {
     pair: PAIR,
-    start: { ...DATE, description: 'first UTC day, inclusive; default: the last 24 hours. The range spans at most 7 days at 5m, 31 at 1h, 366 at 1d' },
+    start: { ...DATE, description: `first UTC day, inclusive; default: the last 24 hours. The range spans at most ${RANGES}` },
     end: { ...DATE, description: 'last UTC day, inclusive' },
-    interval: { enum: ['5m', '1h', '1d'], default: '1h' },
+    interval: { enum: INTERVAL_NAMES, default: DEFAULT_INTERVAL },
   },
 } as const;
 
@@ -43,7 +52,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const to = q.end ? new Date(dayStart(q.end).getTime() + DAY_MS) : new Date(q.start ? Math.max(dayStart(q.start).getTime() + DAY_MS, now) : now);
     const from = q.start ? dayStart(q.start) : new Date(to.getTime() - DAY_MS);
     if (to <= from) throw validationError("'end' must not be before 'start'");
-    const maxDays = MAX_RANGE_DAYS[q.interval as keyof typeof MAX_RANGE_DAYS];
+    const maxDays = maxRangeDays(q.interval as IntervalName);
     if (to.getTime() - from.getTime() > maxDays * DAY_MS) throw validationError(`the range may span at most ${maxDays} days at interval ${q.interval}`);
 
     const rows = await deps.read.run((sql) => premiumSeries(sql, pair.pair, q.interval, from, to));

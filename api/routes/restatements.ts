@@ -25,7 +25,7 @@ export const operations: Operation[] = [
   {
     method: 'get',
     path: '/v1/restatements',
-    summary: 'Restatements, newest first: a candle (5m, 1h, 1d: the end-of-day snapshot) or fixing that trades arriving after settlement moved beyond the threshold, with the original, previous and restated value and which venues\' late trades',
+    summary: 'Restatements, newest first: a candle of any interval (1d: the end-of-day snapshot) or fixing that trades arriving after settlement moved beyond the threshold, with the original, previous and restated value and which venues\' late trades',
     tier: 'free',
     query,
     response: RESTATEMENTS_RESPONSE,
@@ -43,7 +43,7 @@ export function presentRestatement(r: RestatementRow): Restatement {
     previous: numeric(r.previous),
     restated: numeric(r.restated),
     change_pct: numeric(r.change_pct),
-    reason: { late_trades: r.reason.late_trades },
+    reason: { late_trades: r.reason.late_trades, ...(r.reason.aggregate_change ? { aggregate_change: r.reason.aggregate_change } : {}) },
     restated_at: timestamp(r.restated_at),
   };
 }

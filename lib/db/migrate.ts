@@ -21,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { runner } from 'node-pg-migrate';
 import type { Logger } from '../log.js';
 import { PARAMETERS } from '../methodology/parameters.js';
+import { candleIntervalsFile } from './intervals-sql.js';
 import { createPool } from './pool.js';
 import { refreshAggregates, resetFrontiers } from './refresh.js';
 
@@ -81,7 +82,7 @@ export function repeatableFiles(sqlDir = SQL_DIR): SqlObjectFile[] {
   const byNumber = (a: SqlObjectFile, b: SqlObjectFile) => (path.basename(a.name) < path.basename(b.name) ? -1 : 1);
   return [
     ...filesOf(sqlDir, 'aggregates').sort(byNumber),
-    ...[...filesOf(sqlDir, 'functions'), ...filesOf(sqlDir, 'views'), methodologyParametersFile()].sort(byNumber),
+    ...[...filesOf(sqlDir, 'functions'), ...filesOf(sqlDir, 'views'), methodologyParametersFile(), candleIntervalsFile()].sort(byNumber),
   ];
 }
 

@@ -2,7 +2,7 @@
 -- traded, their lowest, highest and mean VWAP. A hierarchical continuous aggregate on
 -- candles_5m_by_exchange (same 5-minute buckets), so a page of 10,000 candles reads its
 -- verification inputs (sources_count, dispersion) as rows instead of grouping 20,000 venue rows.
--- Read by: candle_page (sql/functions/40_candles_with_synthetic.sql) for 5m pages; 1h and 1d pages
+-- Read by: candle_page (sql/functions/40_candles_with_synthetic.sql) for 5-minute pages; wider ones
 -- combine candles_5m_by_exchange themselves (a venue's hourly VWAP is not a mean of its 5-minute ones).
 -- Refresh: after candles_5m_by_exchange in the same pass (pipeline only, from its frontier).
 DROP MATERIALIZED VIEW IF EXISTS venue_spread_5m CASCADE;

@@ -116,13 +116,14 @@ AS $fn$
 DECLARE
   v_base text;
   v_quote text;
-  v_width interval := CASE p_interval WHEN '5m' THEN INTERVAL '5 minutes' WHEN '1h' THEN INTERVAL '1 hour' ELSE INTERVAL '1 day' END;
+  v_width interval := candle_width(p_interval);
   -- the last bucket start whose whole bucket is settled (NULL: nothing settled yet)
   v_settled_from timestamptz;
-  -- how the page's venues spread per bucket: read from venue_spread_5m for 5m; for 1h and 1d each
-  -- venue's VWAP over the bucket is combined from its 5-minute rows (sum pv / sum volume) first
-  v_spread text := CASE p_interval
-    WHEN '5m' THEN $v$
+  -- how the page's venues spread per bucket: read from venue_spread_5m for 5-minute buckets; for
+  -- wider ones each venue's VWAP over the bucket is combined from its 5-minute rows (sum pv / sum
+  -- volume) first
+  v_spread text := CASE v_width
+    WHEN INTERVAL '5 minutes' THEN $v$
       SELECT v.bucket, v.venues::integer AS n, v.lowest AS lo, v.highest AS hi, v.mean
       FROM venue_spread_5m v
       WHERE v.pair = $2 AND v.bucket >= $3 AND v.bucket < $9$v$

@@ -61,7 +61,7 @@ function expectCandlesMatch(actual: Array<Omit<SqlCandle, 'interval'> & { exchan
 }
 
 async function expectAllLevelsMatch() {
-  for (const interval of ['5m', '1h', '1d'] as const) {
+  for (const interval of ['5m', '15m', '1h', '1d'] as const) {
     expectCandlesMatch(await sqlCandles(interval), ref.candles(trades, interval));
   }
   const byExchange = await db.sql<Array<SqlCandle & { exchange: string }>>`
@@ -84,7 +84,7 @@ afterAll(async () => {
 });
 
 describe('candles', () => {
-  it('match an independent computation at 5m, 1h and 1d, per pair and per venue', async () => {
+  it('match an independent computation at 5m, 15m, 1h and 1d, per pair and per venue', async () => {
     expect(trades.some((t) => t.time.getTime() % 86_400_000 === 0)).toBe(true); // day edges present
     await expectAllLevelsMatch();
   });
@@ -115,7 +115,7 @@ describe('candles', () => {
     const fresh: TradeRow = { time: nextDay, exchange: 'luno', pair: 'ETHNGN', tradeId: 'rt-1', price: '5000000', amount: '2', side: 'buy' };
     await insertTrades(db.sql, [fresh]);
     trades = [...trades, fresh];
-    for (const interval of ['5m', '1h', '1d']) {
+    for (const interval of ['5m', '15m', '1h', '1d']) {
       const rows = await db.sql`SELECT vwap FROM candles WHERE interval = ${interval} AND pair = 'ETHNGN' AND bucket <= ${nextDay} ORDER BY bucket DESC LIMIT 1`;
       expect(rows.map((r) => Number(r.vwap)), interval).toEqual([5000000]);
     }
@@ -125,7 +125,7 @@ describe('candles', () => {
 
 describe('synthetic price and premium', () => {
   it('is VWAP(BASE/USDT) x USD/QUOTE at the bucket’s hour, USDT at 1 USD, for every level', async () => {
-    for (const interval of ['5m', '1h', '1d'] as const) {
+    for (const interval of ['5m', '15m', '1h', '1d'] as const) {
       const all = ref.candles(trades, interval);
       const rows = (
         await Promise.all(
@@ -153,26 +153,29 @@ describe('synthetic price and premium', () => {
     }
   });
 
-  it('premium_series groups the 5-minute premiums of each hour', async () => {
+  it('premium_series groups the 5-minute premiums of each quarter hour and each hour', async () => {
     const all = ref.candles(trades, '5m');
     const points = all
       .filter((c) => c.pair === 'BTCNGN')
       .map((c) => ({ c, s: ref.synthetic(all, fx, c) }))
       .filter((p): p is { c: ref.RefCandle; s: number } => p.s !== null);
-    const byHour = new Map<number, number[]>();
-    for (const { c, s } of points) {
-      const h = Math.floor(c.bucket / 3_600_000) * 3_600_000;
-      byHour.set(h, [...(byHour.get(h) ?? []), ((c.vwap - s) / s) * 100]);
-    }
-    const rows = await db.sql`
-      SELECT * FROM premium_series('BTCNGN', '1h', ${start}, ${new Date(start.getTime() + 86_400_000 * 3)})`;
-    expect(rows.map((r) => r.bucket.getTime())).toEqual([...byHour.keys()].sort((a, b) => a - b));
-    for (const r of rows) {
-      const pcts = byHour.get(r.bucket.getTime())!;
-      expect(Number(r.data_points)).toBe(pcts.length);
-      expect(Math.abs(Number(r.max_premium_pct) - Math.max(...pcts))).toBeLessThan(1e-7);
-      expect(Math.abs(Number(r.min_premium_pct) - Math.min(...pcts))).toBeLessThan(1e-7);
-      expect(Math.abs(Number(r.avg_premium_pct) - pcts.reduce((a, b) => a + b, 0) / pcts.length)).toBeLessThan(1e-7);
+    for (const interval of ['15m', '1h'] as const) {
+      const width = ref.WIDTH[interval];
+      const byBucket = new Map<number, number[]>();
+      for (const { c, s } of points) {
+        const b = Math.floor(c.bucket / width) * width;
+        byBucket.set(b, [...(byBucket.get(b) ?? []), ((c.vwap - s) / s) * 100]);
+      }
+      const rows = await db.sql`
+        SELECT * FROM premium_series('BTCNGN', ${interval}, ${start}, ${new Date(start.getTime() + 86_400_000 * 3)})`;
+      expect(rows.map((r) => r.bucket.getTime()), interval).toEqual([...byBucket.keys()].sort((a, b) => a - b));
+      for (const r of rows) {
+        const pcts = byBucket.get(r.bucket.getTime())!;
+        expect(Number(r.data_points)).toBe(pcts.length);
+        expect(Math.abs(Number(r.max_premium_pct) - Math.max(...pcts))).toBeLessThan(1e-7);
+        expect(Math.abs(Number(r.min_premium_pct) - Math.min(...pcts))).toBeLessThan(1e-7);
+        expect(Math.abs(Number(r.avg_premium_pct) - pcts.reduce((a, b) => a + b, 0) / pcts.length)).toBeLessThan(1e-7);
+      }
     }
   });
 });
@@ -192,7 +195,7 @@ describe('pages and hourly observations', () => {
   });
 
   it('candle_page: each candle with its synthetic price and how its venues spread, as computed independently', async () => {
-    for (const interval of ['5m', '1h'] as const) {
+    for (const interval of ['5m', '15m', '1h'] as const) {
       const all = ref.candles(trades, interval);
       const byVenue = ref.candles(trades.filter((t) => t.pair === 'BTCZAR'), interval, true);
       const rows = (
@@ -214,7 +217,7 @@ describe('pages and hourly observations', () => {
   });
 
   it('candle_page and candles_with_synthetic read at most `limit` candles from `from`: pages put together are the whole', async () => {
-    for (const interval of ['5m', '1h', '1d'] as const) {
+    for (const interval of ['5m', '15m', '1h', '1d'] as const) {
       type Row = { t: string; usd_pv: string | null; usd_volume: string | null; units_per_usd: string | null; venues: number };
       const whole = await db.sql<Row[]>`
         SELECT * FROM candle_page(${interval}, 'BTCZAR', '2026-01-01', '2027-01-01', 100000)`;

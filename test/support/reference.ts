@@ -2,7 +2,7 @@
 // same trades: the yardstick the SQL tests compare against. Deliberately naive (group, sort, sum).
 import type { FxRow, TradeRow } from '../../pipeline/store.js';
 
-export const WIDTH = { '5m': 300_000, '1h': 3_600_000, '1d': 86_400_000 } as const;
+export const WIDTH = { '5m': 300_000, '15m': 900_000, '1h': 3_600_000, '1d': 86_400_000 } as const;
 export type Interval = keyof typeof WIDTH;
 
 export interface RefCandle {

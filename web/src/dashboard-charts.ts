@@ -7,10 +7,15 @@ import type { Account } from './account.js';
 import { byId, el } from './dom.js';
 import * as fmt from './format.js';
 import { showFixings } from './dashboard-fixings.js';
+import { intervalMs } from './intervals.js';
 import { follow } from './sse.js';
 
-/** Days of candles drawn per interval: about 300 candles or fewer. */
-const DAYS: Readonly<Record<string, number>> = { '5m': 1, '1h': 7, '1d': 29 };
+const DAY_MS = 86_400_000;
+/**
+ * Days of candles drawn at an interval: a week's worth of hourly candles (168) or fewer, at least a
+ * day, at most 29 days (a month of daily candles within Free's 30-day reach).
+ */
+const daysOf = (interval: string) => Math.min(29, Math.max(1, Math.floor((168 * (intervalMs(interval) ?? 3_600_000)) / DAY_MS)));
 
 let chart: CandleChart | null = null;
 let stopStream: (() => void) | null = null;
@@ -29,7 +34,7 @@ async function draw(key: string, account: Account, pair: string, interval: strin
   note.textContent = 'Loading candles…';
   const builderPlus = account.account.tier !== 'free';
   const now = Date.now();
-  const days = Math.min(DAYS[interval] ?? 7, (account.limits.history_days ?? 3660) - 1);
+  const days = Math.min(daysOf(interval), (account.limits.history_days ?? 3660) - 1);
   const params = new URLSearchParams({ pair, interval, start: day(now - days * 86_400_000), end: day(now), limit: String(Math.min(account.limits.max_page, 2000)) });
   try {
     const res = await call<{ data: Candle[]; meta: { has_more: boolean } }>(`/v1/rates/historical?${params}`, { key });

@@ -5,6 +5,7 @@ import './style.css';
 import { call, errorText } from './api.js';
 import { byId, cell, el } from './dom.js';
 import * as fmt from './format.js';
+import { intervalWords } from './intervals.js';
 
 interface PublicStatus {
   overall_status: 'healthy' | 'degraded' | 'outage';
@@ -16,7 +17,13 @@ interface PublicStatus {
   restatements: { pair: string; subject: string; time: string; previous: number; restated: number; change_pct: number; reason: { late_trades: { exchange: string; trades: number }[] }; restated_at: string }[];
 }
 
-const SUBJECTS: Readonly<Record<string, string>> = { candle_5m: '5-minute candle', candle_1h: 'hourly candle', candle_1d: 'daily candle (EOD)', fixing: 'fixing' };
+/** What a restatement's subject restated: a fixing, or a candle of an interval (candle_<interval>; the daily one is the EOD snapshot). */
+function subjectText(subject: string): string {
+  const candle = /^candle_(.+)$/.exec(subject);
+  if (!candle) return subject;
+  const words = intervalWords(candle[1]!);
+  return `${words} candle${words === 'daily' ? ' (EOD)' : ''}`;
+}
 
 const WORDS = { healthy: 'All pairs fresh, every source delivering', degraded: 'Degraded: some pairs stale or some sources failing', outage: 'Outage: no pair has fresh data' } as const;
 
@@ -73,7 +80,7 @@ function render(s: PublicStatus): void {
         { 'data-restatement': `${r.pair}|${r.subject}|${r.time}` },
         cell('Restated', fmt.when(r.restated_at)),
         cell('Pair', el('strong', {}, `${r.pair.slice(0, -3)}/${r.pair.slice(-3)}`)),
-        cell('Value', `${SUBJECTS[r.subject] ?? r.subject}, ${fmt.when(r.time)}`),
+        cell('Value', `${subjectText(r.subject)}, ${fmt.when(r.time)}`),
         cell('Before', String(r.previous)),
         cell('After', String(r.restated)),
         cell('Change', `${r.change_pct > 0 ? '+' : ''}${r.change_pct}%`),
