@@ -39,11 +39,7 @@ export interface RestatementRow {
   previous: string;
   restated: string;
   change_pct: string;
-  reason: {
-    late_trades: { exchange: string; trades: number }[];
-    /** a rebuild of the candle aggregates (lib/db/rebuild.ts) */
-    aggregate_change?: { reason: string; files: string[]; changed: Record<string, { previous: string | null; restated: string | null }> };
-  };
+  reason: { late_trades: { exchange: string; trades: number }[] };
   restated_at: Date;
 }
 
