@@ -1,6 +1,8 @@
 // Owns the choice of database: DATABASE_URL when set, otherwise the embedded TimescaleDB under
 // var/db. Nothing else in the code base needs to know which of the two it talks to; what differs
-// shows only in `kind` and the pool's size (the embedded one admits a single connection).
+// shows only in what the database can do (below: COPY, more than one process, scheduled jobs), the
+// trade notices (notices.ts), the statement-size rule every writer keeps (batches.ts) and the pool's
+// size (the embedded one admits a single connection).
 import postgres from 'postgres';
 import { postgresHosts, type Config } from '../config.js';
 import type { Logger } from '../log.js';
@@ -17,6 +19,12 @@ export interface Database {
   readonly url: string;
   /** The embedded database's handle (stats, and the crash hooks tests use); null on a server. */
   readonly embedded: EmbeddedDatabase | null;
+  /** Whether it takes COPY (a server; the embedded database's socket does not). */
+  readonly takesCopy: boolean;
+  /** Whether this process is the only one that can use it (the embedded database admits one connection). */
+  readonly sole: boolean;
+  /** Whether it runs compression and retention itself (a server's job scheduler; the embedded database has none). */
+  readonly schedulesJobs: boolean;
   /**
    * Whether the database is there at all, apart from the pool, whose connections may all be busy
    * with long work (health tells a busy database from a failed one by it): the embedded database's
@@ -70,6 +78,9 @@ export async function openDatabase(config: Config, log: Logger, opts: OpenOption
     kind,
     url,
     embedded,
+    takesCopy: kind === 'server',
+    sole: kind === 'embedded',
+    schedulesJobs: kind === 'server',
     answers: (timeoutMs) => (embedded ? Promise.resolve(embedded.alive) : serverAnswers(currentUrl(sql), timeoutMs)),
     async close() {
       await sql.end({ timeout: 5 });
