@@ -81,7 +81,7 @@ export class PublisherLease implements PublishLease {
       readonly renewMs?: number;
       readonly onChange?: (holds: boolean) => void;
       /**
-       * The only process there can be (the embedded database admits one connection): it always
+       * The only process there can be (Database.sole: a database of one connection): it always
        * publishes and fences nothing; its rows are written all the same, for health and /status.
        * (Its one connection may be busy with a refresh for longer than the lease lasts.)
        */

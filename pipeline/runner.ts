@@ -47,7 +47,7 @@ export interface PipelineOptions {
   readonly onPublished?: (now: Date) => Promise<unknown>;
   /** Run the trades hypertable's compression and retention jobs in this process (a database without a job scheduler). */
   readonly runStorageJobs?: boolean;
-  /** Write trades with COPY (a database server; the embedded database cannot take it). */
+  /** Write large batches of trades with COPY (where the database takes it: Database.takesCopy). */
   readonly copyTrades?: boolean;
   /** Without a watermark, start collecting this far back (ms). Default 1 hour. */
   readonly initialLookbackMs?: number;

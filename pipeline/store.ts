@@ -41,8 +41,7 @@ export interface InsertOptions {
   /**
    * COPY the rows in (a server: far cheaper than INSERT ... ON CONFLICT, which probes the unique
    * index row by row; docs/decisions.md, "Writing trades"), falling back to the INSERT when some of
-   * them are stored already.
-   * The embedded database cannot take COPY over its socket.
+   * them are stored already. Only where the database takes COPY (Database.takesCopy).
    */
   readonly copy?: boolean;
 }
