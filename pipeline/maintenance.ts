@@ -2,8 +2,8 @@
 // setting, TRADES_RETENTION_DAYS). Where the database schedules jobs (Database.schedulesJobs: a
 // server) TimescaleDB's job scheduler runs both policies; elsewhere the pipeline runs the same
 // jobs itself (runStorageJobs), about once an hour, with the VACUUM and ANALYZE that autovacuum
-// would run and the CHECKPOINT the checkpointer would: without one the write-ahead log is never recycled and
-// grows with every write (docs/embedded-database.md, "Limits").
+// would run and the CHECKPOINT the checkpointer would: without one the write-ahead log is never
+// recycled and grows with every write (docs/embedded-database.md, "Limits").
 // Retention drops raw trades only: candles are materialised in the aggregates and stay
 // (lib/db/migrate.ts refuses an aggregate rebuild that would lose them).
 import type { Sql } from '../lib/db/connect.js';
