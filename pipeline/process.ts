@@ -43,12 +43,12 @@ export async function startPipelinePart(p: ServiceProcess, opts: PipelinePartOpt
   const collected = config.venues ? venues.filter((v) => config.venues!.includes(v.id)) : venues;
   // Any number of pipeline processes may run on one database server: each collects its venues,
   // the holder of the publisher lease alone publishes (pipeline/lease.ts), and every publishing
-  // transaction is fenced by it. On the embedded database this process is the only one.
+  // transaction is fenced by it. A database of one connection has this process alone.
   const lease = new PublisherLease({
     sql: db.sql,
     log,
     me: processIdentity(config.role === 'all' ? 'all' : 'pipeline', collected.map((v) => v.id), config.version),
-    sole: db.kind === 'embedded',
+    sole: db.sole,
     onChange: (holds) => {
       if (holds) webhooks.wake();
     },
@@ -104,10 +104,9 @@ export async function startPipelinePart(p: ServiceProcess, opts: PipelinePartOpt
     },
     onRestated: records.onRestated,
     onPublished: records.onPublished,
-    // the embedded database has no job scheduler: the pipeline runs compression and retention
-    runStorageJobs: db.kind === 'embedded',
-    // a server takes COPY; the embedded database's socket does not
-    copyTrades: db.kind === 'server',
+    // without the database's job scheduler, the pipeline runs compression and retention
+    runStorageJobs: !db.schedulesJobs,
+    copyTrades: db.takesCopy,
     // the simulated market is local and unlimited; real venues get their published pacing
     unpaced: config.market === 'simulated',
     metrics: metrics?.pipelineObserver,
@@ -137,7 +136,7 @@ export async function startPipelinePart(p: ServiceProcess, opts: PipelinePartOpt
 }
 
 /** The backfill command's pipeline (make backfill): every venue, collecting only, nothing published. */
-export function backfillPipeline(config: Config, log: Logger, db: Pick<Database, 'sql' | 'kind'>): Pipeline {
+export function backfillPipeline(config: Config, log: Logger, db: Pick<Database, 'sql' | 'takesCopy'>): Pipeline {
   // the simulated market (make demo's, DEMO=1) has no limits to respect; real venues get their published pacing
-  return new Pipeline({ config, log, sql: db.sql, venues, copyTrades: db.kind === 'server', unpaced: config.market === 'simulated' });
+  return new Pipeline({ config, log, sql: db.sql, venues, copyTrades: db.takesCopy, unpaced: config.market === 'simulated' });
 }
