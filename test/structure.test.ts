@@ -1,6 +1,7 @@
 // The house's shape, read from the code's own imports: no import circle anywhere, imports pointing
 // one way (lib/ below everything, pipeline/ and api/ beside each other and never importing one
-// another, bin/ the composition root above them, sim/ and web/ programs of their own), and no SQL
+// another, bin/ above them starting processes from each role's process.ts, sim/ and web/ programs
+// of their own; a pipeline-only process loads nothing of api/), and no SQL
 // in api/ outside api/queries/ (each resource's statements are there, or in the SQL functions they call);
 // and the candle intervals listed once (lib/intervals.ts), each with its one aggregate file.
 import fs from 'node:fs';
@@ -93,6 +94,47 @@ describe('the structure of the code', () => {
     };
     const wrong = files.flatMap((f) => graph.get(f)!.filter((t) => !allowed[folderOf(f)]!.includes(folderOf(t))).map((t) => `${f} -> ${t}`));
     expect(wrong).toEqual([]);
+  });
+
+  it('has bin/ only start processes: of pipeline/ and api/ it imports their entry points alone', () => {
+    // each role's composition lives with its folder (process.ts); the commands' own work beside it
+    const entryPoints = ['pipeline/process.ts', 'api/process.ts', 'pipeline/backfill.ts', 'api/admin/server.ts'];
+    const bin = sources('bin');
+    expect(bin.length).toBeGreaterThan(5);
+    const wrong = bin.flatMap((f) => graph.get(f)!.filter((t) => ['pipeline', 'api'].includes(folderOf(t)) && !entryPoints.includes(t)).map((t) => `${f} -> ${t}`));
+    expect(wrong).toEqual([]);
+  });
+
+  it('starts a pipeline-only process with nothing of api/: neither the service nor the pipeline part loads it', () => {
+    // what a file loads when it runs: its imports but those of types alone (erased) and the
+    // dynamic ones (bin/service.ts loads each role's part only when asked for)
+    const loads = (file: string) => {
+      const text = fs.readFileSync(path.join(ROOT, file), 'utf8')
+        .replace(/^(import|export)\s+type\s[^;]*;/gm, '')
+        .replace(/import\(\s*['"][^'"]+['"]\s*\)/g, '');
+      const specs = [...text.matchAll(/from\s*['"](\.[^'"]+)['"]|^import\s+['"](\.[^'"]+)['"]/gm)].map((m) => m[1] ?? m[2]!);
+      return specs.flatMap((spec) => {
+        const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec));
+        return [target, target.replace(/\.js$/, '.ts'), `${target}.ts`, `${target}/index.ts`].find((c) => known.has(c)) ?? [];
+      });
+    };
+    const closure = (roots: string[]) => {
+      const seen = new Set<string>();
+      const next = [...roots];
+      while (next.length > 0) {
+        const f = next.pop()!;
+        if (seen.has(f)) continue;
+        seen.add(f);
+        next.push(...loads(f));
+      }
+      return [...seen];
+    };
+    const pipelineOnly = closure(['bin/serve.ts', 'pipeline/process.ts']);
+    expect(pipelineOnly).toContain('pipeline/runner.ts');
+    expect(pipelineOnly).toContain('lib/live/snapshot.ts'); // the alerts' live rates
+    expect(pipelineOnly.filter((f) => f.startsWith('api/'))).toEqual([]);
+    // and it can fail: an API-only process loads api/
+    expect(closure(['bin/serve.ts', 'api/process.ts']).filter((f) => f.startsWith('api/')).length).toBeGreaterThan(20);
   });
 
   it('keeps every statement of the API in api/queries/', () => {
