@@ -4,15 +4,15 @@
 // places, the schema and shapeCandle, and every format has it.
 import { numberText, numeric } from '../lib/format.js';
 import { ESTIMATE, Undecided } from '../lib/methodology/estimate.js';
-import { EXACT, type Arithmetic } from '../lib/methodology/exact.js';
+import { EXACT } from '../lib/methodology/exact.js';
+import { candleDataQuality, candleFiguresIn } from '../lib/methodology/figures.js';
 import { METHODOLOGY_VERSION } from '../lib/methodology/parameters.js';
-import { figureRules } from '../lib/methodology/rules.js';
 import type { PageRow } from './queries/candles.js';
 import { CANDLE, TIMESTAMP, type Candle } from './schemas.js';
 
 /**
- * One candle from its page row, its VWAP and synthetic price computed exactly from its sums and
- * rounded as the methodology publishes rates. `full` (Builder and up): the verification's
+ * One candle from its page row, its figures (VWAP, synthetic price, status, confidence) computed
+ * from its sums by lib/methodology/figures.ts. `full` (Builder and up): the verification's
  * confidence, divergence, synthetic price and source count besides status and quality. Its
  * numbers are what `n` makes of their decimal text: JSON's numbers (numeric), or, for CSV, the
  * text JSON writes for them (numberText).
@@ -31,7 +31,7 @@ export function shapeCandle(c: PageRow, pair: string, quote: string, full: boole
     settled: c.settled,
     verification: {
       status: f.status,
-      data_quality: c.venues >= 2 ? 'high' : c.venues === 1 ? 'medium' : 'low',
+      data_quality: candleDataQuality(c.venues),
       ...(full && { confidence: f.confidence!, divergence_pct: f.divergence_pct === null ? null : n(f.divergence_pct), synthetic_price: f.synthetic_price === null ? null : n(f.synthetic_price), sources_count: c.venues }),
     },
     methodology_version: METHODOLOGY_VERSION,
@@ -41,12 +41,12 @@ export function shapeCandle(c: PageRow, pair: string, quote: string, full: boole
 /** A candle as CSV writes it: shapeCandle with each number as the text JSON writes for it. */
 export const candleTexts = (c: PageRow, pair: string, quote: string, full: boolean): Candle => shapeCandle(c, pair, quote, full, numberText as unknown as (text: string) => number);
 
-type Figures = ReturnType<ReturnType<typeof figuresIn>>;
+type Figures = ReturnType<ReturnType<typeof candleFiguresIn>>;
 
-const inDoubles = figuresIn(ESTIMATE);
-const exactly = figuresIn(EXACT);
+const inDoubles = candleFiguresIn(ESTIMATE);
+const exactly = candleFiguresIn(EXACT);
 
-/** A candle's published figures: in error-bounded doubles, or exactly where doubles cannot tell (the same figures). */
+/** A candle's published figures (lib/methodology/figures.ts): in error-bounded doubles, or exactly where doubles cannot tell (the same figures). */
 function figures(c: PageRow, quote: string, full: boolean): Figures {
   try {
     return inDoubles(c, quote, full);
@@ -54,34 +54,6 @@ function figures(c: PageRow, quote: string, full: boolean): Figures {
     if (err instanceof Undecided) return exactly(c, quote, full);
     throw err;
   }
-}
-
-/**
- * The published figures of a candle from its sums, by the methodology's rules in arithmetic A:
- * decimal text, as published. `full`: also those only Builder and up see (confidence, divergence,
- * synthetic price); without it they are null and not worked out.
- */
-export function figuresIn<T>(A: Arithmetic<T>) {
-  const v = figureRules(A);
-  const parsed = (text: string | null) => A.decimal(text ?? '0');
-  return (c: PageRow, quote: string, full = true) => {
-    const volume = A.decimal(c.volume);
-    const vwap = A.positive(volume) ? A.div(A.decimal(c.pv), volume) : null;
-    const usdVolume = c.usd_volume === null ? null : A.decimal(c.usd_volume);
-    const synthetic =
-      c.units_per_usd === null || c.usd_pv === null || !usdVolume || !A.positive(usdVolume) ? null : A.mul(A.div(A.decimal(c.usd_pv), usdVolume), A.decimal(c.units_per_usd));
-    const div = vwap ? v.divergence(vwap, synthetic) : null;
-    const shown = { vwap: vwap ? v.publishedRate(vwap) : null, status: v.verificationStatus(div, quote) };
-    if (!full) return { ...shown, confidence: null, divergence_pct: null, synthetic_price: null };
-    const mean = parsed(c.venue_mean);
-    const dispersion = c.venues < 2 || !A.positive(mean) ? A.ratio(0) : A.div(A.sub(parsed(c.venue_max), parsed(c.venue_min)), mean);
-    return {
-      ...shown,
-      confidence: v.confidence({ sources: c.venues, dispersion, divergence: div, quote, ageSeconds: 0 }),
-      divergence_pct: div === null ? null : v.percentText(div),
-      synthetic_price: synthetic ? v.publishedRate(synthetic) : null,
-    };
-  };
 }
 
 /** What a column holds, as a file format types it. */

@@ -2,7 +2,7 @@
 // from it (lib/db/intervals-sql.ts: candle_width, candle_aggregate, candle_intervals, the `candles`
 // view), and the API's schemas, tier rules, restatements, exports and OpenAPI read it here; the web
 // gets the names from the API. Adding an interval is one entry here and one aggregate file in
-// sql/aggregates/ (docs/adding-an-interval.md); test/structure.test.ts fails if any other file spells
+// sql/aggregates/ (docs/ADD_INTERVAL.md); test/structure.test.ts fails if any other file spells
 // the list out.
 
 export interface CandleInterval {

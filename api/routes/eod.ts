@@ -2,9 +2,8 @@
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { notFound } from '../errors.js';
 import { date, numeric } from '../../lib/format.js';
-import * as x from '../../lib/methodology/exact.js';
 import { METHODOLOGY_VERSION } from '../../lib/methodology/parameters.js';
-import * as v from '../../lib/methodology/rules.js';
+import { publishedVwap } from '../../lib/methodology/figures.js';
 import { knownPair, type Operation } from '../operation.js';
 import { eodOf } from '../queries/rates.js';
 import { EOD_RESPONSE, type EodResponse } from '../schemas.js';
@@ -43,7 +42,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       high: numeric(row.high),
       low: numeric(row.low),
       close: numeric(row.close),
-      vwap: Number(v.publishedRate(x.div(x.parseDecimal(row.pv), x.parseDecimal(row.total_volume)))),
+      vwap: publishedVwap(row.pv, row.total_volume),
       total_volume: numeric(row.total_volume),
       methodology_version: METHODOLOGY_VERSION,
     } satisfies EodResponse;

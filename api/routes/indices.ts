@@ -1,7 +1,8 @@
 // GET /v1/indices: MXNCI and ACLI now, with the change against 24 hours earlier
 // (sql/functions/90_indices.sql).
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
-import { num, numeric, round, timestamp } from '../../lib/format.js';
+import { num, numeric, timestamp } from '../../lib/format.js';
+import { indexChange } from '../../lib/methodology/figures.js';
 import type { Operation } from '../operation.js';
 import { indexAt } from '../queries/rates.js';
 import { INDICES_RESPONSE, type IndicesResponse } from '../schemas.js';
@@ -27,13 +28,10 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     for (const name of q.index ? [q.index] : INDICES) {
       const [current, before] = await deps.read.run(async (sql) => [await indexAt(sql, name, now), await indexAt(sql, name, dayAgo)]);
       const value = num(current?.value);
-      const previous = num(before?.value);
-      const change = value !== null && previous !== null ? value - previous : null;
       indices[name] = {
         index_name: name,
         value,
-        change_24h: change === null ? null : num(change),
-        change_pct_24h: change === null || !previous ? null : round((change / previous) * 100, 4),
+        ...indexChange(value, num(before?.value)),
         components: Object.fromEntries(
           Object.entries(current?.components ?? {}).map(([pair, c]) => [pair, { price: numeric(c.price), weight: numeric(c.weight) }]),
         ),

@@ -2,13 +2,12 @@
 // (sql/functions/50_premium_series.sql), plus the current premium from the live snapshot.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { validationError } from '../errors.js';
-import { date, dayStart, numeric, round, timestamp } from '../../lib/format.js';
+import { date, dayStart, numeric, timestamp } from '../../lib/format.js';
 import { knownPair, type Operation } from '../operation.js';
 import { premiumSeries } from '../queries/rates.js';
 import { PREMIUM_RESPONSE, type PremiumResponse } from '../schemas.js';
 import { DATE, PAIR, parseQuery } from '../validate.js';
-import * as x from '../../lib/methodology/exact.js';
-import * as v from '../../lib/methodology/rules.js';
+import { premiumNow, premiumSeriesFigures } from '../../lib/methodology/figures.js';
 import { DEFAULT_INTERVAL, INTERVAL_NAMES, intervalOf, observationsOf, type IntervalName } from '../../lib/intervals.js';
 
 const DAY_MS = 86_400_000;
@@ -56,21 +55,13 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     if (to.getTime() - from.getTime() > maxDays * DAY_MS) throw validationError(`the range may span at most ${maxDays} days at interval ${q.interval}`);
 
     const rows = await deps.read.run((sql) => premiumSeries(sql, pair.pair, q.interval, from, to));
-    const points = rows.reduce((n, r) => n + Number(r.data_points), 0);
-    const avg = points ? rows.reduce((s, r) => s + Number(r.avg_premium_pct) * Number(r.data_points), 0) / points : null;
+    const series = premiumSeriesFigures(rows);
 
     const live = deps.snapshot.get(pair.pair);
-    const div = live && live.calculation === 'vwap' && live.synthetic ? v.divergence(live.exactRate, live.synthetic.exact) : null;
+    const premium = live && live.calculation === 'vwap' && live.synthetic ? premiumNow(live.exactRate, live.synthetic.exact, pair.quote) : null;
     const current =
-      live && live.synthetic && div
-        ? {
-            local_price: numeric(live.rate),
-            synthetic_price: numeric(live.synthetic.price),
-            premium: Number(v.publishedRate(x.sub(live.exactRate, live.synthetic.exact))),
-            premium_pct: v.percent(div),
-            status: v.verificationStatus(div, pair.quote),
-            timestamp: timestamp(live.time),
-          }
+      live && live.synthetic && premium
+        ? { local_price: numeric(live.rate), synthetic_price: numeric(live.synthetic.price), ...premium, timestamp: timestamp(live.time) }
         : null;
 
     ctx.body = {
@@ -80,22 +71,19 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       // the dates given, as historical echoes them (or the UTC days of the default range)
       start: q.start ?? date(from),
       end: q.end ?? date(to.getTime() - 1),
-      data: rows.map((r) => ({
-        timestamp: timestamp(r.bucket),
-        avg_premium_pct: round(Number(r.avg_premium_pct), 4),
-        max_premium_pct: round(Number(r.max_premium_pct), 4),
-        min_premium_pct: round(Number(r.min_premium_pct), 4),
-        avg_vwap: numeric(r.avg_vwap),
-        avg_synthetic: numeric(r.avg_synthetic),
-        data_points: Number(r.data_points),
-      })),
-      meta: {
-        request_id: ctx.state.requestId,
-        avg_premium_pct: avg === null ? null : round(avg, 4),
-        max_premium_pct: rows.length ? round(Math.max(...rows.map((r) => Number(r.max_premium_pct))), 4) : null,
-        min_premium_pct: rows.length ? round(Math.min(...rows.map((r) => Number(r.min_premium_pct))), 4) : null,
-        data_points: points,
-      },
+      data: rows.map((r, i) => {
+        const b = series.buckets[i]!;
+        return {
+          timestamp: timestamp(r.bucket),
+          avg_premium_pct: b.avg_premium_pct,
+          max_premium_pct: b.max_premium_pct,
+          min_premium_pct: b.min_premium_pct,
+          avg_vwap: numeric(r.avg_vwap),
+          avg_synthetic: numeric(r.avg_synthetic),
+          data_points: b.data_points,
+        };
+      }),
+      meta: { request_id: ctx.state.requestId, ...series.overall },
     } satisfies PremiumResponse;
   });
 }

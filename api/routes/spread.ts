@@ -3,7 +3,8 @@
 // cross-rate (sql/functions/70_spread_inputs.sql). Not order-book depth, and it says so.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { notFound, unavailable } from '../errors.js';
-import { num, numeric, round, timestamp } from '../../lib/format.js';
+import { num, numeric, timestamp } from '../../lib/format.js';
+import { spreadFigures } from '../../lib/methodology/figures.js';
 import { knownPair, type Operation } from '../operation.js';
 import { spreadNow } from '../queries/rates.js';
 import { SPREAD_RESPONSE, type SpreadResponse } from '../schemas.js';
@@ -33,28 +34,24 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const found = await deps.read.run((sql) => spreadNow(sql, pair.pair));
     if (!found) throw notFound(`No trades for ${pair.pair} in the last 24 hours to estimate a spread from.`);
     const { rows, overall } = found;
-    const bid = Number(overall.bid);
-    const ask = Number(overall.ask);
-    const mid = (bid + ask) / 2;
-    const synthetic = found.synthetic === null ? null : Number(found.synthetic);
-    if (!synthetic) throw unavailable(`No synthetic price for ${pair.pair} at ${timestamp(overall.bucket)} (its USDT pair did not trade in that bucket, or no FX rate); retry shortly.`, 60);
-    const premiumPct = ((mid - synthetic) / synthetic) * 100;
+    if (found.synthetic === null || !Number(found.synthetic)) throw unavailable(`No synthetic price for ${pair.pair} at ${timestamp(overall.bucket)} (its USDT pair did not trade in that bucket, or no FX rate); retry shortly.`, 60);
+    const f = spreadFigures(overall.bid, overall.ask, found.synthetic);
     const sources = rows
       .filter((r) => r.exchange !== null)
       .map((r) => ({ exchange: r.exchange!, bid: numeric(r.bid), ask: numeric(r.ask) }));
-    sources.push({ exchange: 'synthetic', bid: numeric(synthetic), ask: numeric(synthetic) });
+    sources.push({ exchange: 'synthetic', bid: numeric(f.synthetic), ask: numeric(f.synthetic) });
     ctx.body = {
       pair: pair.pair,
-      bid: numeric(bid),
-      ask: numeric(ask),
-      mid: numeric(mid),
-      spread: numeric(ask - bid),
-      spread_bps: round(((ask - bid) / mid) * 10_000, 2),
-      synthetic: { price: num(synthetic), source: `${pair.base}/USDT VWAP x USD/${pair.quote} (median of fresh FX sources)` },
+      bid: numeric(f.bid),
+      ask: numeric(f.ask),
+      mid: numeric(f.mid),
+      spread: numeric(f.spread),
+      spread_bps: f.spread_bps,
+      synthetic: { price: num(f.synthetic), source: `${pair.base}/USDT VWAP x USD/${pair.quote} (median of fresh FX sources)` },
       premium: {
-        absolute: num(mid - synthetic),
-        pct: round(premiumPct, 4),
-        interpretation: interpretPremium(premiumPct, pair.quote),
+        absolute: num(f.premium),
+        pct: f.premium_pct,
+        interpretation: interpretPremium(f.premiumPct, pair.quote),
       },
       timestamp: timestamp(overall.bucket),
       sources,

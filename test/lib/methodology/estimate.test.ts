@@ -2,7 +2,7 @@
 // nothing: over realistic candles, and over candles built to sit on a rounding tie or a status
 // threshold, every figure ESTIMATE gives equals EXACT's, and where doubles cannot tell it says so.
 import { describe, expect, it } from 'vitest';
-import { figuresIn } from '../../../api/candles.js';
+import { candleFiguresIn } from '../../../lib/methodology/figures.js';
 import type { PageRow } from '../../../api/queries/candles.js';
 import { ESTIMATE, Undecided } from '../../../lib/methodology/estimate.js';
 import * as x from '../../../lib/methodology/exact.js';
@@ -38,8 +38,8 @@ function candle(rnd: () => number, price: number): PageRow {
   };
 }
 
-const inDoubles = figuresIn(ESTIMATE);
-const exactly = figuresIn(x.EXACT);
+const inDoubles = candleFiguresIn(ESTIMATE);
+const exactly = candleFiguresIn(x.EXACT);
 /** ESTIMATE's figures, or 'undecided'. */
 function estimated<A extends unknown[], R>(f: (...args: A) => R, ...args: A): R | 'undecided' {
   try {
