@@ -73,8 +73,9 @@ test: $(STAMP) $(WEB_STAMP) ## run every test (TEST_DATABASE_URL=postgres://... 
 	$(NODE_BIN)/vitest run --reporter=default --reporter=json --outputFile.json=var/test-results.json
 	@node -e 'const r=require("./var/test-results.json");console.log(`$${r.numPassedTests} passed, $${r.numFailedTests} failed, $${r.numPendingTests+r.numTodoTests} skipped`)'
 
-migrate: $(STAMP) ## apply migrations and SQL objects (a no-op when up to date)
-	$(STATE) $(TSX) bin/migrate.ts
+# RESTATE and ROLLBACK are read from the environment ($$RESTATE), never pasted into the shell line.
+migrate: $(STAMP) ## apply migrations and SQL objects (a no-op when up to date; RESTATE="reason" consents to restating settled candles, ROLLBACK=1 applies older SQL; docs/aggregates.md)
+	$(STATE) $(TSX) bin/migrate.ts --restate="$$RESTATE" --rollback="$$ROLLBACK"
 
 # The key commands read TIER, NAME, EMAIL and ID from the environment ($$NAME), never pasted into the
 # shell line ($(NAME)): a name with a quote would break the command, and one with backticks run them.

@@ -641,7 +641,20 @@ export const RESTATEMENT = {
       type: 'object',
       required: ['late_trades'],
       additionalProperties: false,
-      properties: { late_trades: { type: 'array', description: 'trades that arrived after settlement, per venue', items: { type: 'object', required: ['exchange', 'trades'], additionalProperties: false, properties: { exchange: STR, trades: INT } } } },
+      properties: {
+        late_trades: { type: 'array', description: 'trades that arrived after settlement, per venue', items: { type: 'object', required: ['exchange', 'trades'], additionalProperties: false, properties: { exchange: STR, trades: INT } } },
+        aggregate_change: {
+          type: 'object',
+          description: "a change to the candles' formula restated this candle (docs/aggregates.md): the engineer's reason, the SQL files changed, and each published value that changed, before and after",
+          required: ['reason', 'files', 'changed'],
+          additionalProperties: false,
+          properties: {
+            reason: STR,
+            files: { type: 'array', items: STR },
+            changed: { type: 'object', additionalProperties: { type: 'object', required: ['previous', 'restated'], additionalProperties: false, properties: { previous: { type: ['string', 'null'] }, restated: { type: ['string', 'null'] } } } },
+          },
+        },
+      },
     },
     restated_at: TIMESTAMP,
   },

@@ -39,7 +39,11 @@ export interface RestatementRow {
   previous: string;
   restated: string;
   change_pct: string;
-  reason: { late_trades: { exchange: string; trades: number }[] };
+  reason: {
+    late_trades: { exchange: string; trades: number }[];
+    /** a rebuild of the candle aggregates (lib/db/rebuild.ts) */
+    aggregate_change?: { reason: string; files: string[]; changed: Record<string, { previous: string | null; restated: string | null }> };
+  };
   restated_at: Date;
 }
 

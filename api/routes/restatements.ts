@@ -43,7 +43,7 @@ export function presentRestatement(r: RestatementRow): Restatement {
     previous: numeric(r.previous),
     restated: numeric(r.restated),
     change_pct: numeric(r.change_pct),
-    reason: { late_trades: r.reason.late_trades },
+    reason: { late_trades: r.reason.late_trades, ...(r.reason.aggregate_change ? { aggregate_change: r.reason.aggregate_change } : {}) },
     restated_at: timestamp(r.restated_at),
   };
 }

@@ -8,7 +8,7 @@ import { postgresHosts, type Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { within } from '../within.js';
 import { startEmbedded, type EmbeddedDatabase } from './embedded/index.js';
-import { migrate } from './migrate.js';
+import { migrate, type MigrateOptions } from './migrate.js';
 import { createPool, currentUrl, writableHost, type Sql } from './pool.js';
 
 export { createPool, isUnreachable, replaceConnections, withoutStatementTimeout, type Sql, type Tx } from './pool.js';
@@ -36,8 +36,11 @@ export interface Database {
 }
 
 export interface OpenOptions {
-  /** Apply migrations and SQL objects before handing out the pool (default true). */
-  migrate?: boolean;
+  /**
+   * Apply migrations and SQL objects before handing out the pool (default true: as a service
+   * starting does, never consenting to restatements, leaving SQL newer than its own alone).
+   */
+  migrate?: boolean | MigrateOptions;
   /** Embedded only: keep data in memory instead of config.dataDir (tests). */
   inMemory?: boolean;
   /**
@@ -67,7 +70,7 @@ export async function openDatabase(config: Config, log: Logger, opts: OpenOption
   let at = 0;
   try {
     if (embedded === null) at = await writableHost(url);
-    if (opts.migrate !== false) await migrate(postgresHosts(url)[at]!, log);
+    if (opts.migrate !== false) await migrate(postgresHosts(url)[at]!, log, undefined, opts.migrate === true || opts.migrate === undefined ? { older: 'skip' } : opts.migrate);
   } catch (err) {
     await stopEmbedded();
     throw err;

@@ -3,17 +3,21 @@
 //    all pending ones in one transaction, so a failing migration leaves the database as it was.
 // 2. sql/aggregates/, then sql/functions/ and sql/views/ together in the order of their numbers (a
 //    view may read a function and a function a view): repeatable files, each (re)creating one
-//    object or a few of one kind. A file whose
-//    checksum differs from the one recorded in sql_objects is re-applied together with every file
-//    after it (dependants are dropped by its CASCADE and come back in order), each in its own
-//    transaction; re-created continuous aggregates are then refreshed in full from raw trades.
-//    A run stopped part-way (killed, or a file failing) is resumed by the next one.
-//    That needs the raw trades: when retention has dropped some that candles were built from, the
-//    rebuild is refused rather than losing those candles.
+//    object or a few of one kind. A file changes when its substance does (lib/db/sql-files.ts:
+//    comments and layout are not substance). A changed aggregate, and every aggregate reading it,
+//    is built beside the live one and refreshed there in full from raw trades while the API reads
+//    the live one (lib/db/rebuild.ts); what it would change of settled, published candles is
+//    refused without the engineer's consent (`restate`: then each such change is a restatement),
+//    and a rebuild that would lose candles (their raw trades gone) is refused. Then one transaction
+//    swaps the new aggregates in, applies the function and view files again (from the first
+//    changed one; all of them when an aggregate is swapped in), and records what it applied: a
+//    reader sees the old objects or the new ones, never a part. A run stopped part-way changed
+//    nothing; the next one starts the build again.
 // Re-running with nothing changed is a no-op.
 // Processes started together (compose, an orchestrator: an API and a pipeline, or several of
 // each) each migrate on start: one applies while the others wait for it (a progress line every few
 // seconds), then find nothing pending. Neither layer fails because another process is migrating.
+// A process whose SQL objects are older than the database's (sql_builds) leaves them alone.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,8 +26,10 @@ import { runner } from 'node-pg-migrate';
 import type { Logger } from '../log.js';
 import { PARAMETERS } from '../methodology/parameters.js';
 import { candleIntervalsFile } from './intervals-sql.js';
-import { createPool } from './pool.js';
-import { refreshAggregates, resetFrontiers } from './refresh.js';
+import { createPool, type Sql, type Tx } from './pool.js';
+import { buildBeside, catchUp, compare, describe, dropBuild, recordRestatements, swapIn, type Built } from './rebuild.js';
+import { resetFrontiers } from './refresh.js';
+import { aggregateFiles, buildOf, checksumOf, inFile, unchanged, withDependants, type SqlObjectFile } from './sql-files.js';
 
 const SQL_OBJECTS_LOCK = 7_202_611; // arbitrary, fixed: the advisory lock of the repeatable layer
 /** node-pg-migrate's own session advisory lock (PG_MIGRATE_LOCK_ID in its runner), held while it migrates. */
@@ -37,12 +43,6 @@ const WAIT_PROGRESS_MS = 5_000;
 const PROGRESS_MS = 5_000;
 
 export const SQL_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../sql');
-
-interface SqlObjectFile {
-  readonly name: string; // e.g. aggregates/20_candles_5m.sql
-  readonly text: string;
-  readonly checksum: string;
-}
 
 /**
  * functions/00_methodology_parameters.sql, generated (never a file in sql/): methodology_parameter(name)
@@ -86,7 +86,30 @@ export function repeatableFiles(sqlDir = SQL_DIR): SqlObjectFile[] {
   ];
 }
 
-export async function migrate(url: string, log: Logger, sqlDir = SQL_DIR, opts: { progressMs?: number } = {}): Promise<{ applied: string[] }> {
+export interface MigrateOptions {
+  /** How often a migration under way says which step it is on (default PROGRESS_MS). */
+  readonly progressMs?: number;
+  /**
+   * The engineer's consent to a rebuild that changes settled, published candles, and its reason
+   * (make migrate RESTATE="..."): every changed value is then recorded as a restatement. Services
+   * migrating on start never give it.
+   */
+  readonly restate?: string;
+  /**
+   * When this process's SQL objects are older than the database's (another release applied since):
+   * 'skip' leaves the database as it is and goes on (a service starting), 'refuse' throws (make
+   * migrate), 'apply' applies them all the same (make migrate ROLLBACK=1: going back on purpose).
+   */
+  readonly older?: 'skip' | 'refuse' | 'apply';
+  /** Tests: runs on the migration's connection once the new aggregates are built beside the live ones, before the swap. */
+  readonly beforeSwap?: (sql: Sql) => Promise<void>;
+}
+
+/** How long the swap waits for readers of the live aggregates at a time; between attempts they go on. */
+const SWAP_LOCK_TIMEOUT = '5s';
+const SWAP_ATTEMPTS = 60;
+
+export async function migrate(url: string, log: Logger, sqlDir = SQL_DIR, opts: MigrateOptions = {}): Promise<{ applied: string[] }> {
   const started = Date.now();
   let step = 'run-once migrations (sql/migrations)';
   const progress = setInterval(
@@ -95,13 +118,13 @@ export async function migrate(url: string, log: Logger, sqlDir = SQL_DIR, opts: 
   );
   progress.unref();
   try {
-    return await migrateSteps(url, log, sqlDir, (now) => (step = now));
+    return await migrateSteps(url, log, sqlDir, opts, (now) => (step = now));
   } finally {
     clearInterval(progress);
   }
 }
 
-async function migrateSteps(url: string, log: Logger, sqlDir: string, at: (step: string) => void): Promise<{ applied: string[] }> {
+async function migrateSteps(url: string, log: Logger, sqlDir: string, opts: MigrateOptions, at: (step: string) => void): Promise<{ applied: string[] }> {
   const ran = await runMigrations(url, log, sqlDir);
   const applied = ran.map((m) => `migrations/${m.name}`);
 
@@ -110,59 +133,135 @@ async function migrateSteps(url: string, log: Logger, sqlDir: string, at: (step:
   try {
     // the api and pipeline services may start together: one applies, the others wait, then find it done
     await lockOrWait(sql, SQL_OBJECTS_LOCK, log, 'SQL objects');
-    const recorded = new Map(
-      (await sql<{ file: string; checksum: string }[]>`SELECT file, checksum FROM sql_objects`).map((r) => [
-        r.file,
-        r.checksum,
-      ]),
-    );
     const files = repeatableFiles(sqlDir);
-    const firstChanged = files.findIndex((f) => recorded.get(f.name) !== f.checksum);
-    if (firstChanged >= 0) {
-      // every aggregate file from the first changed one on is (re)created: one aggregate per file,
-      // named by what it produces (aggregates/20_candles_5m.sql -> candles_5m)
-      const aggregates = files.slice(firstChanged).filter((f) => f.name.startsWith('aggregates/'));
-      const views = aggregates.map((f) => path.basename(f.name, '.sql').replace(/^\d+_/, ''));
-      // re-creating one that exists rebuilds it from raw trades; a new one just starts there. Asked
-      // of the database, not of sql_objects: a resumed run finds the records already forgotten.
-      const [existing] = await sql<{ n: number }[]>`
-        SELECT count(*)::int AS n FROM jsonb_array_elements_text(${sql.json([...views])}) AS v(name) WHERE to_regclass(v.name) IS NOT NULL`;
-      if (existing!.n > 0) await refuseCandleLoss(sql);
-      // Before the first file runs, forget what it is about to replace: every later file's record
-      // (its CASCADE may drop their objects, though their text is unchanged) and the frontiers of
-      // the aggregates to be re-created. A run killed or failing part-way then resumes at the first
-      // file not re-applied, and no re-created aggregate keeps a frontier that hides its past.
-      await sql.begin(async (tx) => {
-        // (and the records of files that are no more: moved or removed)
-        await tx`
-          DELETE FROM sql_objects
-          WHERE file IN (SELECT jsonb_array_elements_text(${tx.json(files.slice(firstChanged).map((f) => f.name))}))
-             OR file NOT IN (SELECT jsonb_array_elements_text(${tx.json(files.map((f) => f.name))}))`;
-        await resetFrontiers(tx, views);
-      });
-      for (const [i, file] of files.slice(firstChanged).entries()) {
-        at(`SQL object ${i + 1} of ${files.length - firstChanged}: ${file.name}`);
-        await sql.begin(async (tx) => {
-          await tx.unsafe(file.text);
-          await tx`
-            INSERT INTO sql_objects (file, checksum) VALUES (${file.name}, ${file.checksum})
-            ON CONFLICT (file) DO UPDATE SET checksum = excluded.checksum, applied_at = now()`;
-        });
-        applied.push(file.name);
+    const aggregates = aggregateFiles(files);
+    const build = buildOf(files);
+    const [newest] = await sql<{ build: string; applied_at: Date }[]>`SELECT build, applied_at FROM sql_builds ORDER BY applied_at DESC LIMIT 1`;
+    const [known] = await sql`SELECT 1 FROM sql_builds WHERE build = ${build}`;
+    if (known && newest && newest.build !== build && opts.older !== 'apply') {
+      const said = `this process's SQL objects (build ${build}) are older than the database's (build ${newest.build}, applied ${newest.applied_at.toISOString()}): not applying them`;
+      if (opts.older === 'refuse') throw new Error(`${said}. To go back to them on purpose: make migrate ROLLBACK=1`);
+      log.warn({ build, database_build: newest.build }, `${said}; going on with the database as it is`);
+      return { applied };
+    }
+    const recorded = new Map(
+      (await sql<{ file: string; checksum: string }[]>`SELECT file, checksum FROM sql_objects`).map((r) => [r.file, r.checksum]),
+    );
+    const changed = (f: SqlObjectFile) => !unchanged(f, recorded.get(f.name));
+    // a changed aggregate and every one reading it are rebuilt; the function and view files are
+    // applied from the first changed one, or all of them when an aggregate is swapped in (its
+    // CASCADE drops the views reading it)
+    const rebuilt = withDependants(aggregates, new Set(aggregates.filter(changed).map((f) => f.aggregate)));
+    const objects = files.filter((f) => !f.name.startsWith('aggregates/'));
+    const reapplied = rebuilt.length > 0 ? objects : objects.slice(Math.max(0, objects.findIndex(changed)));
+    if (rebuilt.length === 0 && !objects.some(changed)) {
+      // nothing to apply: record this build, and the checksums recorded before substance counted
+      if (newest?.build !== build || files.some((f) => recorded.get(f.name) !== checksumOf(f.text))) {
+        await sql.begin((tx) => record(tx, files, build));
       }
-      if (views.length > 0) {
-        // again: a refresh pass of another process may have run between the reset and the re-creation
-        await resetFrontiers(sql, views);
-        // a new database has nothing to materialise: the pipeline's first pass sets the frontiers
-        const [any] = await sql`SELECT 1 FROM trades LIMIT 1`;
-        at('refreshing the re-created aggregates from raw trades');
-        if (any) await refreshAggregates(sql);
+      return { applied };
+    }
+
+    const rebuildStarted = Date.now();
+    let built: Built | null = null;
+    let changes: Awaited<ReturnType<typeof compare>>['changes'] = [];
+    if (rebuilt.length > 0) {
+      if (rebuilt.some((f) => recorded.has(f.name))) await refuseCandleLoss(sql);
+      try {
+        built = await buildBeside(sql, rebuilt, log, at);
+        at('bringing the rebuilt aggregates up to date');
+        await catchUp(sql, built);
+        at('comparing the rebuilt aggregates with the live ones');
+        const result = await compare(sql, rebuilt);
+        changes = result.changes;
+        const preview = describe(result.previews);
+        if (result.previews.some((p) => p.candles_lost > 0)) {
+          log.error({ preview: result.previews }, 'aggregate rebuild refused: it would lose candles');
+          throw new Error(
+            `refused: rebuilding the aggregates would lose candles (${preview}): their raw trades are gone (TRADES_RETENTION_DAYS), or the new SQL leaves them out. ` +
+              'Nothing was changed. Put the old file back, or add the change as a new aggregate file.',
+          );
+        }
+        if (changes.length > 0 && !opts.restate) {
+          log.warn({ preview: result.previews }, 'aggregate rebuild refused: it changes settled, published candles');
+          throw new Error(
+            `refused: this change alters settled, published candles: ${preview}. Nothing was changed. ` +
+              'To apply it and record every changed value as a restatement: make migrate RESTATE="<the reason>"',
+          );
+        }
+        if (changes.length > 0) log.info({ preview: result.previews, reason: opts.restate }, 'the rebuild changes settled candles: each change is recorded as a restatement');
+        await opts.beforeSwap?.(sql);
+      } catch (err) {
+        await dropBuild(sql);
+        throw err;
       }
     }
-    if (applied.length > 0) log.info({ applied }, 'database migrated');
+
+    at(rebuilt.length > 0 ? 'swapping the rebuilt aggregates in' : 'applying the changed SQL objects');
+    let restated = 0;
+    try {
+      restated = await swap(sql, log, async (tx) => {
+        if (rebuilt.length > 0) await swapIn(tx, rebuilt);
+        for (const f of reapplied) {
+          try {
+            await tx.unsafe(f.text);
+          } catch (err) {
+            throw inFile(err, f);
+          }
+        }
+        await record(tx, files, build);
+        if (built) {
+          await resetFrontiers(tx, [...built.ends.keys()]);
+          for (const [view, end] of built.ends) await tx`INSERT INTO aggregate_frontier (view_name, refreshed_to) VALUES (${view}, ${end})`;
+        }
+        return changes.length > 0 ? recordRestatements(tx, changes, opts.restate!, rebuilt.filter(changed).map((f) => f.name)) : 0;
+      });
+    } catch (err) {
+      if (built) await dropBuild(sql);
+      throw err;
+    }
+    applied.push(...rebuilt.map((f) => f.name), ...reapplied.map((f) => f.name));
+    if (built) {
+      // what trades arrived between the last catch-up and the swap
+      await catchUp(sql, built, 'public');
+      log.info(
+        { rebuilt: rebuilt.map((f) => f.aggregate), restated, duration_s: (Date.now() - rebuildStarted) / 1000 },
+        `aggregates rebuilt and swapped in: ${rebuilt.map((f) => f.aggregate).join(', ')} in ${Math.round((Date.now() - rebuildStarted) / 1000)} s`,
+      );
+    }
+    log.info({ applied }, 'database migrated');
     return { applied };
   } finally {
     await sql.end({ timeout: 5 });
+  }
+}
+
+/** Records every file's checksum (forgetting files that are no more) and this build as the newest. */
+async function record(tx: Tx, files: readonly SqlObjectFile[], build: string): Promise<void> {
+  const rows = files.map((f) => ({ file: f.name, checksum: checksumOf(f.text) }));
+  await tx`DELETE FROM sql_objects WHERE file NOT IN (SELECT r.file FROM jsonb_to_recordset(${tx.json(rows)}) AS r(file text))`;
+  await tx`
+    INSERT INTO sql_objects (file, checksum) SELECT r.file, r.checksum FROM jsonb_to_recordset(${tx.json(rows)}) AS r(file text, checksum text)
+    ON CONFLICT (file) DO UPDATE SET checksum = excluded.checksum, applied_at = now() WHERE sql_objects.checksum <> excluded.checksum`;
+  await tx`INSERT INTO sql_builds (build) VALUES (${build}) ON CONFLICT (build) DO UPDATE SET applied_at = clock_timestamp()`;
+}
+
+/**
+ * Runs the swap in one transaction that waits at most SWAP_LOCK_TIMEOUT for readers of what it
+ * replaces, then gives way to them and tries again (readers queued behind it would otherwise wait
+ * as long as the longest reader); the last attempt waits as long as it takes.
+ */
+async function swap<T>(sql: Sql, log: Logger, work: (tx: Tx) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return (await sql.begin(async (tx) => {
+        if (attempt < SWAP_ATTEMPTS) await tx.unsafe(`SET LOCAL lock_timeout = '${SWAP_LOCK_TIMEOUT}'`);
+        return work(tx);
+      })) as T;
+    } catch (err) {
+      if ((err as { code?: string }).code !== '55P03' || attempt >= SWAP_ATTEMPTS) throw err;
+      log.info({ attempt }, 'the swap waits for readers of the live aggregates: trying again');
+    }
   }
 }
 

@@ -93,7 +93,7 @@ export async function resetFrontiers(sql: Sql | postgres.TransactionSql, views: 
  * waiting; this waits and retries, and gives up (the frontier stays, the next pass retries) after
  * about half a minute.
  */
-async function refreshWindow(sql: Sql, view: string, from: Date | null, to: Date, waits: readonly number[] = CONCURRENT_REFRESH_WAITS_MS): Promise<void> {
+export async function refreshWindow(sql: Sql, view: string, from: Date | null, to: Date, waits: readonly number[] = CONCURRENT_REFRESH_WAITS_MS): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
       await sql`CALL refresh_continuous_aggregate(${view}::regclass, ${from}::timestamptz, ${to}::timestamptz)`;

@@ -1,3 +1,4 @@
+-- aggregate: candles_5m_by_exchange
 -- candles_5m_by_exchange: 5-minute OHLCV per pair and venue.
 -- Source: trades. Bucket: 5 minutes by the venue's trade time.
 -- Read by: live rates (each venue's newest candle is one source of the VWAP), spread

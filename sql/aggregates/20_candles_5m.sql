@@ -1,3 +1,4 @@
+-- aggregate: candles_5m
 -- candles_5m: 5-minute OHLCV per pair across all venues; the base of the wider intervals' hierarchy.
 -- Source: trades (not candles_5m_by_exchange: open/close across venues need the trade times).
 -- Bucket: 5 minutes. Read by: GET /v1/rates/historical?interval=5m, synthetic prices (the

@@ -1,3 +1,4 @@
+-- aggregate: candles_1h
 -- candles_1h: hourly OHLCV per pair, a hierarchical continuous aggregate on candles_5m.
 -- open/close come from the first/last 5-minute bucket by trade time; pv and volume are summed, so
 -- the hourly VWAP is exact (sum pv / sum volume), not an average of 5-minute VWAPs.

@@ -1,3 +1,4 @@
+-- aggregate: candles_1d
 -- candles_1d: daily OHLCV per pair (UTC days), hierarchical on candles_1h.
 -- Read by: GET /v1/rates/historical?interval=1d, GET /v1/rates/eod, premium?interval=1d.
 -- Refresh: after candles_1h in the same pass, up to the newest closed day (no policy).

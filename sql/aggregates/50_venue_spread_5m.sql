@@ -1,3 +1,4 @@
+-- aggregate: venue_spread_5m
 -- venue_spread_5m: how the venues' 5-minute VWAPs of a pair spread, per bucket: how many venues
 -- traded, their lowest, highest and mean VWAP. A hierarchical continuous aggregate on
 -- candles_5m_by_exchange (same 5-minute buckets), so a page of 10,000 candles reads its

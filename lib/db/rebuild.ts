@@ -1,0 +1,246 @@
+// Rebuilding aggregates beside the live ones (lib/db/migrate.ts): a changed aggregate, and every
+// one that reads it, is created in the schema SHADOW under its own name and refreshed there in full
+// from raw trades while the API keeps reading the live ones; then it is compared with the live one
+// (what settled values it would change, which candles it would lose), and swapped in by one short
+// transaction (the live one dropped, the new one moved to public). A reader sees the old aggregate
+// or the new one, complete, never one part-built.
+
+import { INTERVALS } from '../intervals.js';
+import type { Logger } from '../log.js';
+import * as x from '../methodology/exact.js';
+import { divergence, figureRules, publishedRate } from '../methodology/rules.js';
+import { batchesUnder } from './batches.js';
+import type { Sql, Tx } from './pool.js';
+import { intervalMs, refreshWindow } from './refresh.js';
+import { inFile, type AggregateFile } from './sql-files.js';
+
+/** Where changed aggregates are built: a schema of their own, dropped once they are swapped in. */
+export const SHADOW = 'afrates_next';
+/** The span of one refresh call of a rebuild: a progress line can say how far it is. */
+const WINDOW_MS = 7 * 86_400_000;
+/** A candle's published columns: a change to any of them in a settled bucket is a restatement. */
+const PUBLISHED = ['open', 'high', 'low', 'close', 'pv', 'volume', 'trades'] as const;
+const { percentText } = figureRules(x.EXACT);
+
+
+
+export interface Built {
+  /** Each rebuilt aggregate and the bucket its materialisation reaches (its frontier once swapped in). */
+  readonly ends: ReadonlyMap<string, Date>;
+}
+
+/**
+ * Creates the aggregates of `files` (in order: a file reading another finds the new one first) in
+ * SHADOW and materialises them from the first trade up to their newest closed bucket, a week per
+ * call; `at` is told how far each is. A build left part-way by an earlier run is dropped first.
+ */
+export async function buildBeside(sql: Sql, files: readonly AggregateFile[], log: Logger, at: (step: string) => void): Promise<Built> {
+  await sql.unsafe(`DROP SCHEMA IF EXISTS ${SHADOW} CASCADE`);
+  await sql.unsafe(`CREATE SCHEMA ${SHADOW}`);
+  for (const f of files) {
+    at(`creating ${f.aggregate} beside the live one (${f.name})`);
+    try {
+      await sql.begin(async (tx) => {
+        await tx.unsafe(`SET LOCAL search_path = ${SHADOW}, public`);
+        await tx.unsafe(f.create);
+      });
+    } catch (err) {
+      throw inFile(err, f);
+    }
+  }
+  const widths = new Map(
+    (await sql<{ name: string; width: string }[]>`
+      SELECT ca.user_view_name::text AS name, bf.bucket_width::interval::text AS width
+      FROM _timescaledb_catalog.continuous_agg ca
+      JOIN _timescaledb_catalog.continuous_aggs_bucket_function bf USING (mat_hypertable_id)
+      WHERE ca.user_view_schema = ${SHADOW}`).map((r) => [r.name, intervalMs(r.width)]),
+  );
+  const [first] = await sql<{ at: Date | null }[]>`SELECT min(time) AS at FROM trades`;
+  const now = Date.now();
+  const ends = new Map<string, Date>();
+  for (const f of files) {
+    const width = widths.get(f.aggregate)!;
+    const end = Math.floor(now / width) * width;
+    ends.set(f.aggregate, new Date(end));
+    if (!first?.at) continue; // nothing to materialise
+    const started = Date.now();
+    const from = Math.floor(first.at.getTime() / 86_400_000) * 86_400_000;
+    for (let s = from; s < end; s += WINDOW_MS) {
+      const e = Math.min(s + WINDOW_MS, end);
+      at(`rebuilding ${f.aggregate} beside the live one: ${Math.round(((s - from) / (end - from)) * 100)} %, at ${new Date(s).toISOString()} of ${new Date(end).toISOString()}`);
+      await refreshWindow(sql, `${SHADOW}.${f.aggregate}`, new Date(s), new Date(e));
+    }
+    log.info({ aggregate: f.aggregate, from: new Date(from), to: new Date(end), duration_s: (Date.now() - started) / 1000 }, `rebuilt ${f.aggregate} beside the live one`);
+  }
+  return { ends };
+}
+
+/**
+ * Refreshes the built aggregates again over their whole span: TimescaleDB re-materialises only what
+ * trades stored since touched, so this is quick, and it brings in what arrived during the build.
+ */
+export async function catchUp(sql: Sql, built: Built, schema = SHADOW): Promise<void> {
+  for (const [name, end] of built.ends) await refreshWindow(sql, `${schema}.${name}`, null, end);
+}
+
+/** A settled candle the rebuild changes: each published column that differs, before and after. */
+export interface SettledChange {
+  readonly aggregate: string;
+  readonly interval: string;
+  readonly pair: string;
+  readonly bucket: Date;
+  readonly before: Record<string, string | null>;
+  readonly after: Record<string, string | null>;
+}
+
+/** What a rebuild would change of what is published, per aggregate. */
+export interface Preview {
+  readonly aggregate: string;
+  /** Settled candles whose published values change. */
+  readonly settled_candles_changed: number;
+  /** Candles there now that the rebuild would not have (their trades are gone, or the new formula drops them). */
+  readonly candles_lost: number;
+  /** The largest relative change of each published value (and the VWAP) among them, in percent. */
+  readonly largest_change_pct: Record<string, number>;
+  readonly first_bucket: Date | null;
+  readonly last_bucket: Date | null;
+}
+
+/**
+ * Compares each rebuilt candle aggregate that exists live with its new build: the settled candles
+ * (bucket ended at or before its pair's settled_through) whose published columns differ, and the
+ * candles the new build lacks. Columns only one of the two has are not compared (a new column
+ * changes nothing published).
+ */
+export async function compare(sql: Sql, files: readonly AggregateFile[]): Promise<{ changes: SettledChange[]; previews: Preview[] }> {
+  const changes: SettledChange[] = [];
+  const previews: Preview[] = [];
+  for (const f of files) {
+    // the candle aggregates (lib/intervals.ts): their settled buckets are published values
+    const interval = INTERVALS.find((i) => i.aggregate === f.aggregate);
+    if (!interval) continue;
+    const [live] = await sql<{ exists: boolean }[]>`SELECT to_regclass(${`public.${f.aggregate}`}) IS NOT NULL AS exists`;
+    if (!live!.exists) continue;
+    const both = await sql<{ column_name: string }[]>`
+      SELECT column_name FROM information_schema.columns WHERE table_name = ${f.aggregate} AND table_schema IN ('public', ${SHADOW})
+      GROUP BY column_name HAVING count(*) = 2`;
+    const cols = PUBLISHED.filter((c) => both.some((b) => b.column_name === c));
+    const json = (t: string) => `json_build_object(${cols.map((c) => `'${c}', ${t}.${c}::text`).join(', ')})`;
+    const tuple = (t: string) => `(${cols.map((c) => `${t}.${c}`).join(', ')})`;
+    const rows = await sql.unsafe<{ pair: string; bucket: Date; before: Record<string, string | null>; after: Record<string, string | null> }[]>(`
+      SELECT o.pair, o.bucket, ${json('o')} AS before, ${json('n')} AS after
+      FROM public.${f.aggregate} o
+      JOIN ${SHADOW}.${f.aggregate} n ON n.pair = o.pair AND n.bucket = o.bucket
+      JOIN pair_settlement s ON s.pair = o.pair AND o.bucket + INTERVAL '${interval.width}' <= s.settled_through
+      WHERE ${tuple('o')} IS DISTINCT FROM ${tuple('n')}
+      ORDER BY o.bucket, o.pair`);
+    const [lost] = await sql.unsafe<{ n: number }[]>(`
+      SELECT count(*)::int AS n FROM public.${f.aggregate} o
+      WHERE NOT EXISTS (SELECT 1 FROM ${SHADOW}.${f.aggregate} n WHERE n.pair = o.pair AND n.bucket = o.bucket)`);
+    const largest: Record<string, number> = {};
+    for (const r of rows) {
+      changes.push({ aggregate: f.aggregate, interval: interval.name, pair: r.pair, bucket: r.bucket, before: r.before, after: r.after });
+      const values = (v: Record<string, string | null>) => ({ ...v, vwap: v.pv && v.volume && Number(v.volume) > 0 ? String(Number(v.pv) / Number(v.volume)) : null });
+      const [b, a] = [values(r.before), values(r.after)];
+      for (const k of Object.keys(b)) {
+        const [p, q] = [Number(b[k as keyof typeof b]), Number(a[k as keyof typeof a])];
+        if (!Number.isFinite(p) || !Number.isFinite(q) || p === q) continue;
+        const pct = p === 0 ? Infinity : (Math.abs(q - p) / Math.abs(p)) * 100;
+        largest[k] = Math.max(largest[k] ?? 0, Number(pct.toPrecision(3)));
+      }
+    }
+    previews.push({
+      aggregate: f.aggregate,
+      settled_candles_changed: rows.length,
+      candles_lost: lost!.n,
+      largest_change_pct: largest,
+      first_bucket: rows[0]?.bucket ?? null,
+      last_bucket: rows.at(-1)?.bucket ?? null,
+    });
+  }
+  return { changes, previews };
+}
+
+/** The preview as an engineer reads it: one line per aggregate. */
+export function describe(previews: readonly Preview[]): string {
+  return previews
+    .filter((p) => p.settled_candles_changed > 0 || p.candles_lost > 0)
+    .map((p) => {
+      const largest = Object.entries(p.largest_change_pct).map(([k, v]) => `${k} ${v} %`).join(', ');
+      return `${p.aggregate}: ${p.settled_candles_changed} settled candles change${p.settled_candles_changed ? ` (${p.first_bucket!.toISOString()} to ${p.last_bucket!.toISOString()}; largest change: ${largest})` : ''}` +
+        (p.candles_lost ? `, ${p.candles_lost} candles would be lost` : '');
+    })
+    .join('; ');
+}
+
+/**
+ * Records each changed settled candle as a restatement (GET /v1/restatements): subject
+ * candle_<interval>; original, previous and restated are its VWAP as published (the first value,
+ * the value published until now: the last restatement's or the candle's, and the new one), and the
+ * reason holds the engineer's reason, the files changed, and every published column that changed,
+ * before and after. Runs in the transaction that swaps the aggregates in.
+ */
+export async function recordRestatements(tx: Tx, changes: readonly SettledChange[], reason: string, files: readonly string[]): Promise<number> {
+  if (changes.length === 0) return 0;
+  const subjects = [...new Set(changes.map((c) => `candle_${c.interval}`))];
+  const last = new Map(
+    (await tx<{ key: string; original: string; restated: string }[]>`
+      SELECT DISTINCT ON (pair, subject, time) pair || ' ' || subject || ' ' || (extract(epoch FROM time) * 1000)::bigint AS key, original::text, restated::text
+      FROM restatements WHERE subject IN (SELECT jsonb_array_elements_text(${tx.json(subjects)}))
+      ORDER BY pair, subject, time, id DESC`).map((r) => [r.key, r]),
+  );
+  const settled = new Map(
+    (await tx<{ key: string; pv: string; volume: string }[]>`
+      SELECT pair || ' candle_' || interval || ' ' || (extract(epoch FROM bucket) * 1000)::bigint AS key, pv::text, volume::text FROM settled_values`).map((r) => [r.key, r]),
+  );
+  const vwap = (v: Record<string, string | null>) => (v.pv && v.volume && Number(v.volume) > 0 ? publishedRate(x.div(x.parseDecimal(v.pv), x.parseDecimal(v.volume))) : null);
+  const rows = [];
+  for (const c of changes) {
+    const now = vwap(c.before);
+    const next = vwap(c.after);
+    if (now === null || next === null) continue;
+    const subject = `candle_${c.interval}`;
+    const key = `${c.pair} ${subject} ${c.bucket.getTime()}`;
+    const before = last.get(key);
+    const first = settled.get(key);
+    const previous = before?.restated ?? now;
+    const original = before?.original ?? (first ? publishedRate(x.div(x.parseDecimal(first.pv), x.parseDecimal(first.volume))) : previous);
+    const fields = Object.fromEntries(
+      Object.keys(c.before).filter((k) => c.before[k] !== c.after[k]).map((k) => [k, { previous: c.before[k], restated: c.after[k] }]),
+    );
+    rows.push({
+      pair: c.pair,
+      subject,
+      time: c.bucket.toISOString(),
+      original,
+      previous,
+      restated: next,
+      change_pct: percentText(divergence(x.parseDecimal(next), x.parseDecimal(previous))!),
+      reason: { late_trades: [], aggregate_change: { reason, files, changed: fields } },
+    });
+  }
+  for (const batch of batchesUnder(rows, (r) => [JSON.stringify(r)])) {
+    await tx`
+      INSERT INTO restatements (pair, subject, time, original, previous, restated, change_pct, reason)
+      SELECT r.pair, r.subject, r.time, r.original, r.previous, r.restated, r.change_pct, r.reason
+      FROM jsonb_to_recordset(${tx.json(batch)}) AS r(pair text, subject text, time timestamptz, original numeric, previous numeric, restated numeric, change_pct numeric, reason jsonb)`;
+  }
+  return rows.length;
+}
+
+/**
+ * Swaps the built aggregates in, inside the caller's transaction: the live ones are dropped (with
+ * what depends on them: the caller applies the function and view files again in the same
+ * transaction) and the new ones moved to public, where they keep their names.
+ */
+export async function swapIn(tx: Tx, files: readonly AggregateFile[]): Promise<void> {
+  // the live ones are only dropped once nothing reads them: readers arriving meanwhile wait, then read the new ones
+  for (const f of [...files].reverse()) await tx.unsafe(`DROP MATERIALIZED VIEW IF EXISTS public.${f.aggregate} CASCADE`);
+  for (const f of files) await tx.unsafe(`ALTER MATERIALIZED VIEW ${SHADOW}.${f.aggregate} SET SCHEMA public`);
+  await tx.unsafe(`DROP SCHEMA ${SHADOW}`); // empty now: anything left in it is a mistake, and refuses the swap
+}
+
+/** Drops a build that is not swapped in (refused, or failed). */
+export async function dropBuild(sql: Sql): Promise<void> {
+  await sql.unsafe(`DROP SCHEMA IF EXISTS ${SHADOW} CASCADE`);
+}
