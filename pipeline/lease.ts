@@ -1,7 +1,7 @@
 // One publisher among any number of pipeline processes (docs/decisions.md, "One publisher at a
 // time"). Every pipeline process collects its venues; publishing (settlement, certificates and
-// bundles, fixings, restatements, the transparency log and its signed heads, month files, webhook
-// alerts and deliveries) is done by the holder of a lease: a row in publisher_lease with an expiry
+// bundles, fixings, restatements, the transparency log and its signed heads, webhook alerts and
+// deliveries) is done by the holder of a lease: a row in publisher_lease with an expiry
 // and a fencing token. The holder renews it every RENEW_MS; when renewals stop (the process died,
 // froze or lost the database) it expires after TTL_MS and another process takes it with the next
 // token. Checking the lease before publishing is not enough, since a process can freeze between
