@@ -33,7 +33,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(envelope({ metrics: deps.metrics, log: deps.log, deadlineMs: deps.config.apiDeadlineMs, simulated, observe }));
   app.use(serveWeb()); // the web pages and their assets (web/dist): before keys and limits, which are the API's
   app.use(admit({ keys: deps.keys, gatewaySecret: deps.config.gatewaySecret, limiter: deps.limiter, routing }));
-  app.use(concurrencyShares(deps.limiter.inFlight)); // each customer's share of this process: 429 past it
+  app.use(concurrencyShares(deps.limiter.inFlight, routing)); // each customer's share of this process: 429 past it
   app.use(readBody()); // JSON bodies, bounded in size and depth (api/middleware/body.ts)
   app.use(routing.routes);
   app.use(router.allowedMethods()); // 405 (or 501) with Allow: the envelope puts it in the error shape

@@ -44,6 +44,11 @@ export interface Operation {
    * always): e.g. not_found, conflict, tier_restricted for a gated parameter. Documented in OpenAPI.
    */
   readonly errors?: readonly ErrorCode[];
+  /**
+   * How many of its customer's concurrent slots a request takes, from its query as sent, before
+   * the route validates it (api/limits/concurrency.ts); default one.
+   */
+  readonly slots?: (query: Readonly<Record<string, string | string[] | undefined>>) => number;
 }
 
 export interface RouteModule {

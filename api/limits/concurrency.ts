@@ -1,32 +1,59 @@
-// Each customer's share of an API process: at most TIER_RULES[tier].concurrent of its requests in
-// flight at once, all its keys together (a customer's keys share its limits). Past it, 429
-// rate_limit_exceeded with Retry-After, at once: a burst of heavy pages from one customer then
-// queues nobody else's requests behind it (docs/decisions.md, "Each customer's share").
+// Each customer's share of an API process: at most TIER_RULES[tier].concurrent slots in flight at
+// once, all its keys together (a customer's keys share its limits). A request takes one slot, a
+// page of candles one per DEFAULT_PAGE candles it asks for (its work on this process's thread and
+// database grows with its candles), at most the whole share, so a customer with nothing in flight
+// can always start any request. Past the share, 429 rate_limit_exceeded with Retry-After, at
+// once: a burst of heavy pages from one customer then queues nobody else's requests behind it
+// (docs/decisions.md, "Each customer's share").
 // Per process, not in Redis: what is shared out is this process's (its event loop, its database
 // connections), and a count in Redis would outlive a process that died holding slots.
-// The middleware that takes a request's slot: api/middleware/concurrency.ts.
+// The middleware that takes a request's slots: api/middleware/concurrency.ts.
 import type { ApiError } from '../errors.js';
+import { DEFAULT_PAGE } from '../../lib/tiers.js';
+
+/** The slots a page of `candles` candles takes: one per DEFAULT_PAGE, at least one. */
+export function pageSlots(candles: number): number {
+  return Number.isFinite(candles) && candles > DEFAULT_PAGE ? Math.ceil(candles / DEFAULT_PAGE) : 1;
+}
+
+/** What an owner holds: slots, and the requests holding them. */
+interface Held {
+  slots: number;
+  requests: number;
+}
+
+/** Why a request was refused: what its owner holds, and what it asked for (capped at the share). */
+export interface Refused {
+  readonly held: Readonly<Held>;
+  readonly asked: number;
+}
 
 export class InFlight {
-  private readonly counts = new Map<string, number>();
+  private readonly held = new Map<string, Held>();
 
-  /** How many requests `owner` has in flight here. */
+  /** How many slots `owner` holds here. */
   count(owner: string): number {
-    return this.counts.get(owner) ?? 0;
+    return this.held.get(owner)?.slots ?? 0;
   }
 
-  /** Takes one of `owner`'s `share` slots and returns its release (idempotent); throws 429 when all are taken. */
-  enter(owner: string, share: number, refusal: () => ApiError): () => void {
-    const n = this.count(owner);
-    if (n >= share) throw refusal();
-    this.counts.set(owner, n + 1);
+  /**
+   * Takes `slots` of `owner`'s `share` (at most all of it) and returns its release (idempotent);
+   * throws refusal() when they are not free.
+   */
+  enter(owner: string, slots: number, share: number, refusal: (why: Refused) => ApiError): () => void {
+    const asked = Math.min(Math.max(1, slots), share);
+    const held = this.held.get(owner) ?? { slots: 0, requests: 0 };
+    if (held.slots + asked > share) throw refusal({ held: { ...held }, asked });
+    held.slots += asked;
+    held.requests += 1;
+    this.held.set(owner, held);
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const left = this.count(owner) - 1;
-      if (left > 0) this.counts.set(owner, left);
-      else this.counts.delete(owner);
+      held.slots -= asked;
+      held.requests -= 1;
+      if (held.requests === 0) this.held.delete(owner);
     };
   }
 }

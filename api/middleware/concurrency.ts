@@ -1,29 +1,37 @@
-// Each customer's share of an API process, taken per request (the counts: api/limits/concurrency.ts).
-// A request holds its slot until its route is done and its answer is sent (or the client left),
+// Each customer's share of an API process, taken per request (the counts: api/limits/concurrency.ts):
+// one slot, or the slots its operation says it takes (a page of candles: one per 500 candles).
+// A request holds its slots until its route is done and its answer is sent (or the client left),
 // whichever is later; a live stream only while it is opened (the stream caps bound those).
 import type Koa from 'koa';
 import type { AppState } from '../context.js';
 import { ApiError } from '../errors.js';
-import type { InFlight } from '../limits/concurrency.js';
-import { TIER_RULES, tierLabel } from '../../lib/tiers.js';
+import type { InFlight, Refused } from '../limits/concurrency.js';
+import type { Routing } from '../routing.js';
+import { DEFAULT_PAGE, TIER_RULES, tierLabel, type Tier } from '../../lib/tiers.js';
 
 /** Retry-After of a refused request, in seconds: a share frees up as soon as a request ends. */
 const RETRY_AFTER_SECONDS = 1;
 
+function refusal(tier: Tier, share: number, { held, asked }: Refused): ApiError {
+  // pages weighed by their size are named when they are why: this one, or those in flight
+  const weighed = asked > 1 || held.slots > held.requests;
+  const why = weighed ? ` A page of candles counts as one request per ${DEFAULT_PAGE} candles, up to all ${share}: this one as ${asked}, with ${held.slots} taken.` : '';
+  return new ApiError(429, 'rate_limit_exceeded', `At most ${share} requests at once per account on the ${tierLabel(tier)} tier; retry when one has been answered.${why}`, {
+    'Retry-After': String(RETRY_AFTER_SECONDS),
+    // the IETF headers name the "concurrency" policy, so a client can tell it from a spent minute
+    'RateLimit-Policy': `"concurrency";q=${share}`,
+    RateLimit: `"concurrency";r=${share - held.slots};t=${RETRY_AFTER_SECONDS}`,
+  });
+}
+
 /** The customer's (ctx.state.customer, set by admit) share; requests without a customer are bounded by their per-address limits. */
-export function concurrencyShares(inFlight: InFlight): Koa.Middleware<AppState> {
+export function concurrencyShares(inFlight: InFlight, routing: Pick<Routing, 'operationOf'>): Koa.Middleware<AppState> {
   return async function share(ctx, next) {
     const customer = ctx.state.customer;
     if (!customer) return next();
     const { concurrent } = TIER_RULES[customer.tier];
-    const release = inFlight.enter(customer.id, concurrent, () =>
-      new ApiError(429, 'rate_limit_exceeded', `At most ${concurrent} requests at once per account on the ${tierLabel(customer.tier)} tier; retry when one has been answered.`, {
-        'Retry-After': String(RETRY_AFTER_SECONDS),
-        // the IETF headers name the "concurrency" policy, so a client can tell it from a spent minute
-        'RateLimit-Policy': `"concurrency";q=${concurrent}`,
-        RateLimit: `"concurrency";r=0;t=${RETRY_AFTER_SECONDS}`,
-      }),
-    );
+    const slots = routing.operationOf(ctx.path, ctx.method)?.slots?.(ctx.query) ?? 1;
+    const release = inFlight.enter(customer.id, slots, concurrent, (why) => refusal(customer.tier, concurrent, why));
     // released when both the route is done and the answer is sent: an answer given early (the
     // deadline's 503) leaves the route's work still running, and a streamed body is still being made
     let waiting = 2;

@@ -14,6 +14,7 @@ import { byteStream, gzipEncoded, sendStream } from '../streamed.js';
 import { DEFAULT_INTERVAL, INTERVAL_NAMES, intervalOf, type IntervalName } from '../../lib/intervals.js';
 import { DEFAULT_PAGE, TIER_RULES, atLeast, tierLabel } from '../../lib/tiers.js';
 import { DATE, PAIR, parseQuery } from '../validate.js';
+import { pageSlots } from '../limits/concurrency.js';
 
 const DAY_MS = 86_400_000;
 
@@ -53,6 +54,7 @@ export const operations: Operation[] = [
       Link: { description: `${CSV_ONLY}, when another page follows: \`<url>; rel="next"\`, this request with the next page's cursor.`, schema: { type: 'string' } },
     },
     errors: ['interval_not_available', 'history_limit_exceeded'],
+    slots: (q) => pageSlots(Number(q.limit ?? DEFAULT_PAGE)),
   },
 ];
 

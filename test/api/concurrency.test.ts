@@ -76,3 +76,60 @@ describe('concurrency shares', () => {
     expect((await t.get(page, heavy)).status).toBe(200);
   });
 });
+
+describe('a page weighed by its candles', () => {
+  it('counts one request per 500 candles: a 10,000-candle page runs alone, refusing the same customer meanwhile, and starts whenever nothing else is in flight', async () => {
+    const share = TIER_RULES.enterprise.concurrent;
+    const heavy = await t.key('enterprise');
+    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    const range = `pair=BTCNGN&interval=1h&start=${day(Date.now() - 2 * 86_400_000)}&end=${day(Date.now())}`;
+    const big = `/v1/rates/historical?${range}&limit=10000`;
+    const small = `/v1/rates/historical?${range}&limit=100`;
+    // the customer known to this process (key cached, the month's usage restored)
+    expect((await t.get(small, heavy)).status).toBe(200);
+    const [customer] = await t.db.sql<{ id: string }[]>`SELECT customer_id::text AS id FROM api_keys WHERE key_prefix = ${heavy.slice(0, 13)}`;
+    const held = () => t.api.deps.limiter.inFlight.count(`key:${customer!.id}`);
+
+    const release = await holdDatabase();
+    let bigPage: Promise<HttpResult> | undefined;
+    try {
+      // nothing in flight: the 10,000-candle page starts, and takes the whole share (20 of 500, at most all 8)
+      bigPage = request(t.api.url, 'GET', big, { headers: { 'X-API-Key': heavy } });
+      await until('the page in flight', () => held() === share, 10_000);
+      const over = await request(t.api.url, 'GET', small, { headers: { 'X-API-Key': heavy } });
+      expect(over.status).toBe(429);
+      expect(over.body.error).toBe('rate_limit_exceeded');
+      expect(over.body.message).toBe(`At most ${share} requests at once per account on the Enterprise tier; retry when one has been answered. A page of candles counts as one request per 500 candles, up to all ${share}: this one as 1, with ${share} taken.`);
+      expect(over.headers.get('Retry-After')).toBe('1');
+      expect(over.headers.get('RateLimit-Policy')).toBe(`"concurrency";q=${share}`);
+      expect(over.headers.get('RateLimit')).toBe('"concurrency";r=0;t=1');
+      // counted in the minute like every request: the minute's headers are there too
+      expect(Number(over.headers.get('X-RateLimit-Limit'))).toBe(TIER_RULES.enterprise.perMinute);
+      expect(over.headers.get('X-RateLimit-Remaining')).toMatch(/^\d+$/);
+      expect(over.headers.get('X-RateLimit-Reset')).toMatch(/^\d+$/);
+      // another customer is served meanwhile
+      expect((await t.get('/v1/rates/live?pairs=BTCNGN', t.keys.builder)).status).toBe(200);
+    } finally {
+      await release();
+    }
+    expect((await bigPage!).status).toBe(200);
+    await until('the page left the share', () => held() === 0, 10_000);
+
+    // five 100-candle pages in flight (five slots): a 2,000-candle page (four) is refused, one of 1,500 (three) is not
+    const again = await holdDatabase();
+    let pages: Promise<HttpResult>[] = [];
+    try {
+      pages = Array.from({ length: 5 }, () => request(t.api.url, 'GET', small, { headers: { 'X-API-Key': heavy } }));
+      await until('five pages in flight', () => held() === 5, 10_000);
+      const four = await request(t.api.url, 'GET', `/v1/rates/historical?${range}&limit=2000`, { headers: { 'X-API-Key': heavy } });
+      expect(four.status).toBe(429);
+      expect(four.body.message).toContain(`this one as 4, with 5 taken`);
+      expect(four.headers.get('RateLimit')).toBe(`"concurrency";r=${share - 5};t=1`);
+      pages.push(request(t.api.url, 'GET', `/v1/rates/historical?${range}&limit=1500`, { headers: { 'X-API-Key': heavy } }));
+      await until('the 1,500-candle page in flight too', () => held() === share, 10_000);
+    } finally {
+      await again();
+    }
+    expect((await Promise.all(pages)).map((r) => r.status)).toEqual(Array(6).fill(200));
+  });
+});
