@@ -2,14 +2,14 @@
 // or as CSV (format=csv, or Accept: text/csv) with the same rules and pages, the page's meta in
 // headers and its rows streamed as they are read.
 import { candleCsv } from '../candle-files.js';
-import { shapeCandle } from '../candles.js';
+import { sendJsonPage } from '../candle-json.js';
 import type { AppContext, AppDeps, AppRouter, PairInfo } from '../context.js';
 import { CSV_TYPE } from '../csv.js';
 import { ApiError, validationError } from '../errors.js';
 import { date, dayStart, parseTimestamp, timestamp } from '../../lib/format.js';
-import { candleChunks, candlePage, pageBounds, type CandlePageQuery } from '../queries/candles.js';
+import { candleChunks, pageBounds, type CandlePageQuery } from '../queries/candles.js';
 import { knownPair, requireInterval, type Operation } from '../operation.js';
-import { HISTORICAL_RESPONSE, TIMESTAMP, type HistoricalResponse } from '../schemas.js';
+import { HISTORICAL_RESPONSE, TIMESTAMP } from '../schemas.js';
 import { byteStream, gzipEncoded, sendStream } from '../streamed.js';
 import { DEFAULT_INTERVAL, INTERVAL_NAMES, intervalOf, type IntervalName } from '../../lib/intervals.js';
 import { DEFAULT_PAGE, TIER_RULES, atLeast, tierLabel } from '../../lib/tiers.js';
@@ -98,24 +98,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     ctx.vary('Accept');
     if (q.format ? q.format === 'csv' : ctx.accepts('application/json', 'text/csv') === 'text/csv') return sendCsv(ctx, deps, request, pair, full);
 
-    const rows = await deps.read.run((sql) => candlePage(sql, request));
-    const hasMore = rows.length > limit;
-    const page = hasMore ? rows.slice(0, limit) : rows;
-    ctx.body = {
-      pair: pair.pair,
-      interval,
-      start: q.start,
-      end: q.end,
-      data: page.map((c) => shapeCandle(c, pair.pair, pair.quote, full)),
-      meta: {
-        request_id: ctx.state.requestId,
-        row_count: page.length,
-        has_more: hasMore,
-        next_cursor: hasMore ? page[page.length - 1]!.t : null,
-        limit,
-        limit_max: rules.maxPage,
-      },
-    } satisfies HistoricalResponse;
+    return sendJsonPage(ctx, deps, { head: { pair: pair.pair, interval, start: q.start, end: q.end }, query: request, pair, full, limitMax: rules.maxPage });
   });
 }
 

@@ -1,0 +1,97 @@
+// A page of GET /v1/rates/historical as JSON. A page read in one statement is answered whole, as
+// every JSON answer is (its length known; gzipped over 2 KB: api/middleware/compress.ts). A longer
+// one is read a statement at a time (api/queries/candles.ts candleChunks) and its text made a
+// slice of candles at a time, the event loop's other work let in after each slice: a
+// 10,000-candle page costs this process's thread a few hundred milliseconds, which would otherwise
+// be one stall for every other customer's requests (docs/decisions.md, "Each customer's share").
+// Either way the text is JSON.stringify's of the whole page, byte for byte.
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { shapeCandle } from './candles.js';
+import type { AppContext, AppDeps, PairInfo } from './context.js';
+import { candleChunks, ROWS_PER_STATEMENT, type CandlePageQuery, type PageRow } from './queries/candles.js';
+import type { HistoricalResponse } from './schemas.js';
+import { byteStream, gzipEncoded, sendStream } from './streamed.js';
+
+/** Candles shaped and written at a time, a few milliseconds of the thread, before other work is let in. */
+const CANDLES_PER_SLICE = 250;
+
+type Head = Pick<HistoricalResponse, 'pair' | 'interval' | 'start' | 'end'>;
+type Meta = HistoricalResponse['meta'];
+
+export interface JsonPage {
+  /** What the page's JSON begins with: pair, interval, start and end as asked. */
+  readonly head: Head;
+  readonly query: CandlePageQuery;
+  readonly pair: PairInfo;
+  /** Builder and up: every verification field (api/candles.ts shapeCandle). */
+  readonly full: boolean;
+  /** The tier's largest page (meta.limit_max). */
+  readonly limitMax: number;
+}
+
+/** Answers the page: whole when one statement read it all, else streamed a slice of candles at a time. */
+export async function sendJsonPage(ctx: AppContext, deps: AppDeps, page: JsonPage): Promise<void> {
+  const { query, pair, full } = page;
+  const shape = (c: PageRow) => shapeCandle(c, pair.pair, pair.quote, full);
+  const meta = (rows: number, hasMore: boolean, last: string | null): Meta => ({
+    request_id: ctx.state.requestId,
+    row_count: rows,
+    has_more: hasMore,
+    next_cursor: hasMore ? last : null,
+    limit: query.limit,
+    limit_max: page.limitMax,
+  });
+  // one candle past the page says whether another page follows
+  const chunks = await deps.read.run((sql) => candleChunks(sql, { ...query, limit: query.limit + 1 }));
+  const first = await chunks.next();
+  const rows = first.done ? [] : first.value;
+  if (rows.length < ROWS_PER_STATEMENT || rows.length > query.limit) {
+    await chunks.return();
+    const hasMore = rows.length > query.limit;
+    const candles = hasMore ? rows.slice(0, query.limit) : rows;
+    ctx.body = { ...page.head, data: candles.map(shape), meta: meta(candles.length, hasMore, candles.at(-1)?.t ?? null) } satisfies HistoricalResponse;
+    return;
+  }
+  ctx.type = 'application/json';
+  sendStream(ctx, gzipEncoded(ctx, byteStream(pageText(page.head, rowsFrom(rows, chunks), query.limit, shape, meta))));
+}
+
+/** `first`, then what `rest` yields. */
+async function* rowsFrom(first: PageRow[], rest: AsyncGenerator<PageRow[], void>): AsyncGenerator<PageRow[], void> {
+  yield first;
+  yield* rest;
+}
+
+/**
+ * The text of JSON.stringify({...head, data: [the first `limit` rows, shaped], meta}) in pieces: the
+ * head, then each slice of candles, then the end with meta (the rows' count, whether a row beyond
+ * `limit` followed, the last row's time).
+ */
+async function* pageText(
+  head: Head,
+  chunks: AsyncIterable<PageRow[]>,
+  limit: number,
+  shape: (c: PageRow) => unknown,
+  meta: (rows: number, hasMore: boolean, last: string | null) => Meta,
+): AsyncGenerator<string> {
+  yield `${JSON.stringify(head).slice(0, -1)},"data":[`;
+  let written = 0;
+  let hasMore = false;
+  let last: string | null = null;
+  reading: for await (const rows of chunks) {
+    for (let at = 0; at < rows.length; ) {
+      const slice = rows.slice(at, at + Math.min(CANDLES_PER_SLICE, limit - written));
+      if (slice.length === 0) {
+        hasMore = true;
+        break reading;
+      }
+      const text = JSON.stringify(slice.map(shape));
+      yield written === 0 ? text.slice(1, -1) : `,${text.slice(1, -1)}`;
+      written += slice.length;
+      at += slice.length;
+      last = slice[slice.length - 1]!.t;
+      await nextTurn();
+    }
+  }
+  yield `],"meta":${JSON.stringify(meta(written, hasMore, last))}}`;
+}
