@@ -105,9 +105,12 @@ export interface MigrateOptions {
   readonly beforeSwap?: (sql: Sql) => Promise<void>;
 }
 
-/** How long the swap waits for readers of the live aggregates at a time; between attempts they go on. */
-const SWAP_LOCK_TIMEOUT = '5s';
-const SWAP_ATTEMPTS = 60;
+/**
+ * How long the swap waits for readers of what it replaces at a time: under the server's
+ * deadlock_timeout (1 s by default), so that a reader holding one of the relations while it waits
+ * for another the swap holds makes the swap give way, never the reader fail on a deadlock.
+ */
+const SWAP_LOCK_TIMEOUT = '200ms';
 
 export async function migrate(url: string, log: Logger, sqlDir = SQL_DIR, opts: MigrateOptions = {}): Promise<{ applied: string[] }> {
   const started = Date.now();
@@ -249,18 +252,20 @@ async function record(tx: Tx, files: readonly SqlObjectFile[], build: string): P
 /**
  * Runs the swap in one transaction that waits at most SWAP_LOCK_TIMEOUT for readers of what it
  * replaces, then gives way to them and tries again (readers queued behind it would otherwise wait
- * as long as the longest reader); the last attempt waits as long as it takes.
+ * as long as the longest reader, or deadlock with it), as often as it takes.
  */
 async function swap<T>(sql: Sql, log: Logger, work: (tx: Tx) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return (await sql.begin(async (tx) => {
-        if (attempt < SWAP_ATTEMPTS) await tx.unsafe(`SET LOCAL lock_timeout = '${SWAP_LOCK_TIMEOUT}'`);
+        await tx.unsafe(`SET LOCAL lock_timeout = '${SWAP_LOCK_TIMEOUT}'`);
         return work(tx);
       })) as T;
     } catch (err) {
-      if ((err as { code?: string }).code !== '55P03' || attempt >= SWAP_ATTEMPTS) throw err;
-      log.info({ attempt }, 'the swap waits for readers of the live aggregates: trying again');
+      // 55P03: the lock timeout; 40P01: a deadlock with a reader that the swap lost
+      if (!['55P03', '40P01'].includes((err as { code?: string }).code ?? '')) throw err;
+      if (attempt % 10 === 0) log.info({ attempt }, 'the swap gives way to readers of the live aggregates: trying again');
+      await new Promise((r) => setTimeout(r, 20 + Math.random() * 80));
     }
   }
 }

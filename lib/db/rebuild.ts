@@ -234,7 +234,14 @@ export async function recordRestatements(tx: Tx, changes: readonly SettledChange
  * transaction) and the new ones moved to public, where they keep their names.
  */
 export async function swapIn(tx: Tx, files: readonly AggregateFile[]): Promise<void> {
-  // the live ones are only dropped once nothing reads them: readers arriving meanwhile wait, then read the new ones
+  // the live ones are only dropped once nothing reads them: readers arriving meanwhile wait, then
+  // read the new ones. Everything the swap replaces (these aggregates, and the views applied again
+  // with them) is locked by one statement first: the swap then never holds some of it while it
+  // waits for a reader that waits for it (the caller's lock timeout makes the swap give way).
+  const live = await tx<{ name: string }[]>`
+    SELECT format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = 'public' AND (c.relkind = 'v' OR c.relname IN (SELECT jsonb_array_elements_text(${tx.json(files.map((f) => f.aggregate))})))`;
+  if (live.length > 0) await tx.unsafe(`LOCK TABLE ${live.map((r) => r.name).join(', ')} IN ACCESS EXCLUSIVE MODE`);
   for (const f of [...files].reverse()) await tx.unsafe(`DROP MATERIALIZED VIEW IF EXISTS public.${f.aggregate} CASCADE`);
   for (const f of files) await tx.unsafe(`ALTER MATERIALIZED VIEW ${SHADOW}.${f.aggregate} SET SCHEMA public`);
   await tx.unsafe(`DROP SCHEMA ${SHADOW}`); // empty now: anything left in it is a mistake, and refuses the swap
