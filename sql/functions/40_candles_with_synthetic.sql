@@ -10,7 +10,7 @@
 -- premium = vwap - synthetic_price; premium_pct = premium / synthetic_price x 100.
 -- Read by: GET /v1/rates/historical (candle_page), premium_series, certificates.
 --
--- Planning (why, with measurements: docs/decisions.md, "Candle page planning"): the query is
+-- Planning (why: docs/decisions.md, "Candle page planning"): the query is
 -- written once, synthetic_candles_sql(), and run with EXECUTE ... USING, so it is planned for each
 -- call's values (never a generic plan) as a query naming the aggregates (TimescaleDB then folds
 -- their watermark into a constant). candles_until bounds the page's buckets first, so every
