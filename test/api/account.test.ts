@@ -34,7 +34,7 @@ describe('GET /v1/account', () => {
     expect(first.status).toBe(200);
     expect(conforms(ACCOUNT_RESPONSE, first.body)).toBe('ok');
     expect(first.body.account.tier).toBe('builder');
-    expect(first.body.limits).toMatchObject({ per_minute: 30, per_month: 25_000, intervals: ['5m', '1h', '1d'], history_days: null, streams_per_key: 3, streams_per_account: 6, concurrent_requests: 5 });
+    expect(first.body.limits).toMatchObject({ per_minute: 30, per_month: 25_000, intervals: ['5m', '15m', '1h', '1d'], history_days: null, streams_per_key: 3, streams_per_account: 6, concurrent_requests: 5 });
     expect(first.body.usage.minute).toMatchObject({ used: 1, limit: 30 });
     expect(first.body.usage.month).toMatchObject({ used: 1, limit: 25_000 });
     expect(first.body.usage.daily).toHaveLength(30);

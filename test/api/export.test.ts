@@ -18,6 +18,7 @@ import type { Sql } from '../../lib/db/connect.js';
 import { createLogger } from '../../lib/log.js';
 import { refreshAggregates } from '../../lib/db/refresh.js';
 import { insertTrades } from '../../pipeline/store.js';
+import { INTERVAL_NAMES } from '../../lib/intervals.js';
 import { seedMonth, startTestApi, type TestApi } from '../support/api.js';
 
 let t: TestApi;
@@ -391,11 +392,13 @@ describe('a complete month kept once made', () => {
     }
     await t.db.sql`DELETE FROM month_files`;
     const log = createLogger('silent');
-    // BTCNGN's months from its first candle (the seeded month) through the last one settled wholly (last month), 6 files each
+    // BTCNGN's months from its first candle (the seeded month) through the last one settled wholly
+    // (last month), a file each per interval and format
+    const perMonth = INTERVAL_NAMES.length * 2;
     expect(await storeDueMonthFiles(t.db.sql, log, 4)).toBe(4);
     const kept = await t.db.sql<{ month: string }[]>`SELECT to_char(month, 'YYYY-MM') AS month FROM month_files`;
     expect(kept.map((r) => r.month)).toEqual(Array(4).fill(monthOf(1))); // newest first
-    expect(await storeDueMonthFiles(t.db.sql, log, 100)).toBe(8);
+    expect(await storeDueMonthFiles(t.db.sql, log, 100)).toBe(2 * perMonth - 4);
     expect(await storeDueMonthFiles(t.db.sql, log, 100)).toBe(0); // nothing left to make
     for (const format of ['csv', 'parquet']) {
       const res = await raw(url(format), t.keys.enterprise);

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.js';
 import { startSimMarket, type SimMarket } from '../../sim/index.js';
 import { startService, type Service } from '../../bin/service.js';
+import { INTERVAL_NAMES } from '../../lib/intervals.js';
 import { seedMonth } from '../support/api.js';
 import { testLog } from '../support/db.js';
 
@@ -41,9 +42,16 @@ describe('the service', () => {
     const sql = service.db.sql;
     expect((await sql`SELECT count(*)::int AS n FROM month_files`)[0]!.n).toBe(0);
     await service.pipeline!.runTradeCycle();
-    // made on its own after the cycle: the newest complete month first (last month, no candles), 6 files a run
-    await expect.poll(async () => (await sql`SELECT count(*)::int AS n FROM month_files`)[0]!.n, { timeout: 60_000 }).toBe(6);
-    await service.pipeline!.runTradeCycle();
+    // made on its own after each cycle, 6 files a run, the newest complete month first (last month,
+    // no candles), then `month`: a file per interval and format each
+    const kept = async () => (await sql`SELECT count(*)::int AS n FROM month_files`)[0]!.n;
+    await expect.poll(kept, { timeout: 60_000 }).toBe(6);
+    const all = 2 * INTERVAL_NAMES.length * 2;
+    for (let made = 6; made < all; ) {
+      await service.pipeline!.runTradeCycle();
+      made = Math.min(all, made + 6);
+      await expect.poll(kept, { timeout: 60_000 }).toBe(made);
+    }
     await expect.poll(async () => (await sql<{ month: string }[]>`SELECT DISTINCT to_char(month, 'YYYY-MM') AS month FROM month_files`).map((r) => r.month), { timeout: 60_000 }).toContain(month);
 
     const key = (await service.api!.deps.keys.issue({ tier: 'builder', customerName: 'Month Files' })).apiKey;
@@ -51,12 +59,12 @@ describe('the service', () => {
       const res = await fetch(`${service.api!.url}/v1/exports/candles?pair=BTCNGN&month=${month}&interval=1h&format=csv`, { headers: { 'X-API-Key': key } });
       return { status: res.status, cache: res.headers.get('x-export-cache'), bytes: Buffer.from(await res.arrayBuffer()) };
     };
-    const kept = await get();
-    expect(kept.status).toBe(200);
-    expect(kept.cache).toBe('hit');
+    const hit = await get();
+    expect(hit.status).toBe(200);
+    expect(hit.cache).toBe('hit');
     await sql`DELETE FROM month_files`;
     const made = await get();
     expect(made.cache).toBe('miss');
-    expect(made.bytes.equals(kept.bytes)).toBe(true);
+    expect(made.bytes.equals(hit.bytes)).toBe(true);
   });
 });

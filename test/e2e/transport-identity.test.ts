@@ -1,7 +1,7 @@
 // Issue 31 item 4: nothing published depends on the transport. One simulated market (the same
 // seed, the same clock, the same signing keys) is played three times, each into a fresh database:
 // its trades brought by REST only, by the venue streams only (REST failing meanwhile), and by both
-// racing. Candles (5m, 1h, 1d and per venue), certificates, bundles, fixings, settled values,
+// racing. Candles (every interval, and per venue), certificates, bundles, fixings, settled values,
 // restatements, late-trade counts, the transparency log and its signed heads are then compared as
 // text: they must be byte for byte the same. The window holds the ZAR pairs' local fixing (16:00
 // Johannesburg, 14:00 UTC) and ends just after a bucket edge, so the last partly collected bucket
@@ -135,7 +135,7 @@ async function published(db: Database) {
     trades: await rows(sql`SELECT exchange, pair, trade_id, time, price::text, amount::text, side FROM trades ORDER BY exchange, pair, time, trade_id`),
     candles: await rows(sql`
       SELECT interval, bucket, pair, open::text, high::text, low::text, close::text, pv::text, volume::text, trades, vwap::text, first_trade_at, last_trade_at
-      FROM candles WHERE interval IN ('5m', '1h', '1d') ORDER BY interval, pair, bucket`),
+      FROM candles ORDER BY interval, pair, bucket`),
     candlesByExchange: await rows(sql`SELECT * FROM candles_5m_by_exchange ORDER BY 1, 2, 3`),
     settlement: await rows(sql`SELECT pair, settled_through FROM pair_settlement ORDER BY pair`),
     settledValues: await rows(sql`SELECT pair, interval, bucket, pv::text, volume::text, trades FROM settled_values ORDER BY pair, interval, bucket`),

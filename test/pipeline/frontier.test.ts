@@ -80,7 +80,7 @@ afterAll(async () => {
 
 async function expectCandlesMatch(upTo: number) {
   const seen = trades.filter((t) => t.time.getTime() <= upTo);
-  for (const interval of ['5m', '1h', '1d'] as const) {
+  for (const interval of ['5m', '15m', '1h', '1d'] as const) {
     const expected = ref.candles(seen, interval);
     const rows = await db.sql<{ bucket: Date; pair: string; open: string; high: string; low: string; close: string; volume: string; vwap: string; trades: string }[]>`
       SELECT bucket, pair, open, high, low, close, volume, vwap, trades FROM candles WHERE interval = ${interval} ORDER BY bucket, pair`;
