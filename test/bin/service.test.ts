@@ -83,6 +83,39 @@ describe('an API-only process (ROLE=api)', () => {
   });
 });
 
+describe('a pipeline-only process (ROLE=pipeline)', () => {
+  it('runs and stops cleanly without ever loading the API', async () => {
+    const pipelineVar = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-pipeline-only-'));
+    // a market that refuses every connection: the venues fail fast, nothing is fetched from outside
+    const proc = spawn(process.execPath, ['--import', 'tsx', '--import', './test/support/forbid-api.mjs', 'bin/serve.ts'], {
+      cwd: root,
+      env: { ...env, ROLE: 'pipeline', MARKET: 'simulated', SIM_URL: 'http://127.0.0.1:9', AFRATES_VAR_DIR: pipelineVar },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let out = '';
+      const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no 'afrates running' line in: ${out.slice(-2000)}`)), 60_000);
+        proc.stdout!.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          if (out.includes('"afrates running"')) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+        void exited.then((code) => reject(new Error(`exited with ${code}: ${out.slice(-2000)}`)));
+      });
+      expect(out).toContain('"role":"pipeline"');
+      proc.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      proc.kill('SIGKILL');
+      fs.rmSync(pipelineVar, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('the service process', () => {
   it('runs, issues keys through the running process, and stops cleanly on Ctrl-C', async () => {
     const [cmd, argv] = node('bin/serve.ts');
