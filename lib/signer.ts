@@ -5,7 +5,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Sql } from './db/connect.js';
+import type { Sql } from './db/pool.js';
 
 /** JSON with keys sorted at every level and no spaces: the bytes that get signed. */
 export function canonicalJson(value: unknown): string {

@@ -5,10 +5,12 @@
 // transaction (the live one dropped, the new one moved to public). A reader sees the old aggregate
 // or the new one, complete, never one part-built.
 
+import { restatementId, timestamp } from '../format.js';
 import { INTERVALS } from '../intervals.js';
 import type { Logger } from '../log.js';
 import * as x from '../methodology/exact.js';
 import { divergence, figureRules, publishedRate } from '../methodology/rules.js';
+import { appendEntries } from '../transparency/log.js';
 import { batchesUnder } from './batches.js';
 import type { Sql, Tx } from './pool.js';
 import { intervalMs, refreshWindow } from './refresh.js';
@@ -178,7 +180,8 @@ export function describe(previews: readonly Preview[]): string {
  * candle_<interval>; original, previous and restated are its VWAP as published (the first value,
  * the value published until now: the last restatement's or the candle's, and the new one), and the
  * reason holds the engineer's reason, the files changed, and every published column that changed,
- * before and after. Runs in the transaction that swaps the aggregates in.
+ * before and after. Each is appended to the transparency log. Runs in the transaction that swaps
+ * the aggregates in.
  */
 export async function recordRestatements(tx: Tx, changes: readonly SettledChange[], reason: string, files: readonly string[]): Promise<number> {
   if (changes.length === 0) return 0;
@@ -220,10 +223,20 @@ export async function recordRestatements(tx: Tx, changes: readonly SettledChange
     });
   }
   for (const batch of batchesUnder(rows, (r) => [JSON.stringify(r)])) {
-    await tx`
+    const stored = await tx<{ id: string; pair: string; subject: string; time: Date; original: string; previous: string; restated: string; change_pct: string }[]>`
       INSERT INTO restatements (pair, subject, time, original, previous, restated, change_pct, reason)
       SELECT r.pair, r.subject, r.time, r.original, r.previous, r.restated, r.change_pct, r.reason
-      FROM jsonb_to_recordset(${tx.json(batch)}) AS r(pair text, subject text, time timestamptz, original numeric, previous numeric, restated numeric, change_pct numeric, reason jsonb)`;
+      FROM jsonb_to_recordset(${tx.json(batch)}) AS r(pair text, subject text, time timestamptz, original numeric, previous numeric, restated numeric, change_pct numeric, reason jsonb)
+      RETURNING id::text, pair, subject, time, original::text, previous::text, restated::text, change_pct::text`;
+    // each in the transparency log, as a restatement by late trades is (docs/methodology.md, section 16)
+    await appendEntries(
+      tx,
+      stored.map((r) => {
+        const id = restatementId(r.id);
+        const entry = { id, kind: 'restatement', pair: r.pair, subject: r.subject, time: timestamp(r.time), ref: null, original: r.original, previous: r.previous, restated: r.restated, change_pct: r.change_pct, late_trades: [], aggregate_change: { reason, files } };
+        return { id, kind: 'restatement' as const, entry };
+      }),
+    );
   }
   return rows.length;
 }

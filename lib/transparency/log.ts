@@ -6,7 +6,7 @@ import type { TransactionSql } from 'postgres';
 import { canonicalJson } from '../signer.js';
 import { date, dayStart, timestamp } from '../format.js';
 import { batchesUnder } from '../db/batches.js';
-import type { Sql } from '../db/connect.js';
+import type { Sql } from '../db/pool.js';
 import { appendLeaves, consistencyNodes, consistencyProof, inclusionNodes, inclusionProof, leafHash, rootAt, rootNodes, type Hash, type Node, type SubtreeHash } from './merkle.js';
 
 /** Serialises appenders (pg_advisory_xact_lock): arbitrary and fixed. */

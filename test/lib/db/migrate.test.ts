@@ -215,6 +215,9 @@ describe('migrate', () => {
       expect(r.reason.aggregate_change.files).toEqual(['aggregates/30_candles_1h.sql']);
       expect(r.reason.aggregate_change.changed).toHaveProperty('pv');
     }
+    // each in the transparency log, as every restatement is
+    const logged = await query((sql) => sql<{ entry: string }[]>`SELECT entry FROM transparency_entries WHERE kind = 'restatement' ORDER BY leaf_index`);
+    expect(logged.map((l) => JSON.parse(l.entry).aggregate_change.reason)).toEqual(restated.map(() => 'hourly VWAP as the mean of 5-minute VWAPs'));
     // the open hour changed too, unrestated: nothing was published of it
     const open = after.find((c) => c.interval === '1h' && c.bucket.toISOString() === '2026-01-03T12:00:00.000Z');
     expect(open).toBeDefined();
