@@ -1,4 +1,4 @@
-// What the pipeline tells its observer (the service's Prometheus metrics, built in bin/metrics.ts),
+// What the pipeline tells its observer (the service's Prometheus metrics, built in lib/metrics.ts),
 // as plain calls: the pipeline knows nothing of how they are counted or exposed.
 import type { VenueRun } from './venue-session.js';
 

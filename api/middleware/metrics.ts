@@ -4,7 +4,7 @@
 // api_request_minutes every few seconds, at every health reading and at shutdown; health sums the
 // table and what is not in it yet, so they survive restarts and cover every API process. Beside
 // them, each answer goes to the service's Prometheus metrics when they are on (RequestObserver,
-// below; bin/metrics.ts).
+// below; lib/metrics.ts).
 import type Koa from 'koa';
 import type { Sql } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
@@ -134,7 +134,7 @@ function add(to: Counts, c: Counts): void {
 }
 
 /**
- * What the service's monitoring hears of each answered request (bin/metrics.ts counts it for
+ * What the service's monitoring hears of each answered request (lib/metrics.ts counts it for
  * Prometheus). A route is its template (`/v1/certificates/:pair/:timestamp`), never the path a
  * client sent: what a client sends would make a new series of every path.
  */

@@ -62,7 +62,7 @@ export type OnIssued = (tx: Tx, issued: readonly Issued[]) => Promise<void>;
 export const bundlePath = (pair: string, bucket: Date) => `/v1/certificates/${pair}/${encodeURIComponent(timestamp(bucket))}/bundle`;
 export const fixingBundlePath = (pair: string, slot: FixingSlot) => `/v1/fixings/${pair}/${slot.date}/${slot.kind}/bundle`;
 
-/** Issues certificates and fixings; built once in the composition root (its signing key is recorded before its first signature). */
+/** Issues certificates and fixings; built once per process by pipeline/process.ts (its signing key is recorded before its first signature). */
 export class Certifier {
   private keyRecorded = false;
 

@@ -54,7 +54,7 @@ beforeAll(async () => {
   await pipeline.runFxCycle();
   const step = async () => {
     await w.minutes(pipeline, 1);
-    await api.api.deps.snapshot.refresh(); // what the composition root does after each cycle
+    await api.api.deps.snapshot.refresh(); // what the pipeline's part of a process does after each cycle
   };
   // quidax fails from 10:15 to 10:50: buckets A and B settle by the lag without its trades
   await step();
