@@ -100,15 +100,16 @@ describe('retention', () => {
     const sqlDir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-sql-'));
     try {
       fs.cpSync(SQL_DIR, sqlDir, { recursive: true });
-      fs.appendFileSync(path.join(sqlDir, 'aggregates', '20_candles_5m.sql'), '\n-- an edit\n');
+      // an edit of substance (a comment is none): 5-minute candles carry their buy volume
+      const file = path.join(sqlDir, 'aggregates', '20_candles_5m.sql');
+      fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('count(*)             AS trades,', "count(*)             AS trades,\n       sum(amount) FILTER (WHERE side = 'buy') AS buy_volume,"));
       const before = await readCandles();
       await db.sql.end(); // the embedded database admits one connection: migrate opens its own
       await expect(migrate(db.url, testLog, sqlDir)).rejects.toThrow(/would be lost/);
       const sql = createPool(db.url, 1);
       try {
         expect(await sql`SELECT interval, bucket, pair, open, high, low, close, volume, vwap, trades FROM candles WHERE bucket < ${new Date(today)} ORDER BY interval, bucket, pair`).toEqual(before);
-        // and when resuming a run that stopped after forgetting the records of the files it was to
-        // re-apply (lib/db/migrate.ts): those aggregates still exist, with candles to lose
+        // and when the records of the files are gone: those aggregates still exist, with candles to lose
         await sql`DELETE FROM sql_objects WHERE file >= 'aggregates/20'`;
       } finally {
         await sql.end();
