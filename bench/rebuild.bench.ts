@@ -7,7 +7,7 @@
 // Limit: a day of real volume rebuilt in under 60 s (docs/aggregates.md quotes the figure).
 //
 // Run: node_modules/.bin/tsx bench/rebuild.bench.ts
-//   REBUILD_DATABASE_URL=postgres://...  a server to create a scratch database on (default: the
+//   BENCH_DATABASE_URL=postgres://...    a server to create a scratch database on (default: the
 //                                        embedded database in memory)
 //   REBUILD_DAYS=2                       days of real volume (default 2 on a server, 1 embedded)
 import crypto from 'node:crypto';
@@ -22,7 +22,7 @@ import { refreshAggregates } from '../lib/db/refresh.js';
 import { createLogger, type Logger } from '../lib/log.js';
 import { check, header, limitRow, round, runBench, since, table } from './support.js';
 
-const serverUrl = process.env.REBUILD_DATABASE_URL;
+const serverUrl = process.env.BENCH_DATABASE_URL;
 const DAYS = Number(process.env.REBUILD_DAYS ?? (serverUrl ? 2 : 1));
 const TRADES_PER_DAY = 1_660_000;
 const LEGS = { BTCUSDT: 90_000, ETHUSDT: 3_200, SOLUSDT: 180, XRPUSDT: 2.2 } as const;
@@ -100,6 +100,18 @@ runBench(async () => {
     ]));
     console.log('');
     console.log(table([['limit', 'value', 'limit', 'verdict'], limitRow('rebuild, s per day of real volume', round(rebuildS / DAYS, 1), LIMIT_S_PER_DAY)]));
+    console.log('');
+    console.log(JSON.stringify({
+      bench: 'rebuild',
+      database: serverUrl ? 'server' : 'embedded',
+      days: DAYS,
+      trades: counts!.trades,
+      materialiseS: round(materialiseS, 1),
+      aggregatesS: Object.fromEntries(steps.map((s) => [s.aggregate, round(s.duration_s, 1)])),
+      rebuildS: round(rebuildS, 1),
+      rebuildSPerDay: round(rebuildS / DAYS, 1),
+      limitSPerDay: LIMIT_S_PER_DAY,
+    }));
   } finally {
     await db.drop();
     fs.rmSync(sqlDir, { recursive: true, force: true });
