@@ -281,6 +281,7 @@ async function swap<T>(sql: Sql, log: Logger, work: (tx: Tx) => Promise<T>): Pro
  * the database, so the refusal never happens.)
  */
 async function runMigrations(url: string, log: Logger, sqlDir: string) {
+  let running: string | null = null; // the migration the runner is applying (its log says which)
   for (;;) {
     try {
       return await runner({
@@ -296,14 +297,17 @@ async function runMigrations(url: string, log: Logger, sqlDir: string) {
         log: (msg: string) => log.debug({ msg }, 'node-pg-migrate'),
         logger: {
           debug: () => {},
-          info: (msg: string) => log.debug(msg),
+          info: (msg: string) => {
+            running = /^### MIGRATION (\S+) \(UP\) ###$/.exec(msg)?.[1] ?? running;
+            log.debug(msg);
+          },
           // its unlock after finding the lock taken fails too; the connection closes at once anyway
           warn: (msg: string) => (msg === 'Failed to release migration lock' ? log.debug(msg) : log.warn(msg)),
           error: (msg: string) => log.error(msg),
         },
       });
     } catch (err) {
-      if (!/another migration is already running/i.test((err as Error).message)) throw err;
+      if (!/another migration is already running/i.test((err as Error).message)) throw running ? inMigration(err, sqlDir, running) : err;
       const sql = createPool(url, 1);
       try {
         // released at once: holding it only says the other's migration has ended
@@ -314,6 +318,14 @@ async function runMigrations(url: string, log: Logger, sqlDir: string) {
       }
     }
   }
+}
+
+/** An error of a run-once migration, named by its file and line (its Up section is what ran). */
+function inMigration(err: unknown, sqlDir: string, name: string): Error {
+  const file = path.join(sqlDir, 'migrations', `${name}.sql`);
+  if (!fs.existsSync(file)) return err as Error;
+  const text = fs.readFileSync(file, 'utf8');
+  return inFile(err, { name: `migrations/${name}.sql`, text }, Math.max(0, text.search(/^\s*--[\s-]*up\s+migration/im)));
 }
 
 /**

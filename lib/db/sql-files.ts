@@ -97,12 +97,13 @@ export function withDependants(all: readonly AggregateFile[], changed: ReadonlyS
 
 /**
  * A database error raised by a file's statements, named by the file and, when the database says
- * where (a character position), the line.
+ * where (a character position in the statement text, which begins `offset` characters into the
+ * file), the line.
  */
-export function inFile(err: unknown, file: SqlObjectFile): Error {
+export function inFile(err: unknown, file: Pick<SqlObjectFile, 'name' | 'text'>, offset = 0): Error {
   const e = err as Error & { position?: string | number };
   const position = Number(e.position);
-  const line = Number.isInteger(position) && position > 0 ? file.text.slice(0, position - 1).split('\n').length : null;
+  const line = Number.isInteger(position) && position > 0 ? file.text.slice(0, offset + position - 1).split('\n').length : null;
   const where = line === null ? file.name : `${file.name}:${line}`;
   const wrapped = new Error(`${where}: ${e.message}`, { cause: err });
   Object.assign(wrapped, { file: file.name, line, code: (err as { code?: string }).code });

@@ -74,10 +74,10 @@ describe('migrate', () => {
     expect(second.applied).toEqual([]);
   });
 
-  it('rolls a failing migration back whole', async () => {
+  it('rolls a failing migration back whole, naming its file and line', async () => {
     const bad = path.join(sqlDir, 'migrations', '20991231000000000_broken.sql');
     fs.writeFileSync(bad, '-- Up Migration\nCREATE TABLE half_done (id int);\nSELECT no_such_function();\n-- Down Migration\n');
-    await expect(migrate(database.url, testLog, sqlDir)).rejects.toThrow(/no_such_function/);
+    await expect(migrate(database.url, testLog, sqlDir)).rejects.toThrow(/^migrations\/20991231000000000_broken\.sql:3: .*no_such_function/);
     const tables = await query((sql) => sql`SELECT 1 FROM pg_tables WHERE tablename = 'half_done'`);
     expect(tables).toHaveLength(0);
     const recorded = await query((sql) => sql`SELECT 1 FROM pgmigrations WHERE name LIKE '%broken'`);
