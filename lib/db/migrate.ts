@@ -27,7 +27,7 @@ import type { Logger } from '../log.js';
 import { PARAMETERS } from '../methodology/parameters.js';
 import { candleIntervalsFile } from './intervals-sql.js';
 import { createPool, type Sql, type Tx } from './pool.js';
-import { buildBeside, catchUp, compare, describe, dropBuild, recordRestatements, swapIn, type Built } from './rebuild.js';
+import { buildBeside, catchUp, compare, definitionsChanged, describe, dropBuild, recordRestatements, swapIn, type Built } from './rebuild.js';
 import { resetFrontiers } from './refresh.js';
 import { aggregateFiles, buildOf, checksumOf, inFile, unchanged, withDependants, type SqlObjectFile } from './sql-files.js';
 
@@ -154,7 +154,9 @@ async function migrateSteps(url: string, log: Logger, sqlDir: string, opts: Migr
     // a changed aggregate and every one reading it are rebuilt; the function and view files are
     // applied from the first changed one, or all of them when an aggregate is swapped in (its
     // CASCADE drops the views reading it)
-    const rebuilt = withDependants(aggregates, new Set(aggregates.filter(changed).map((f) => f.aggregate)));
+    const edited = withDependants(aggregates, new Set(aggregates.filter(changed).map((f) => f.aggregate)));
+    // of those, the ones whose definition the database reads differently, and what reads them
+    const rebuilt = edited.length > 0 ? withDependants(aggregates, await definitionsChanged(sql, edited, at)) : [];
     const objects = files.filter((f) => !f.name.startsWith('aggregates/'));
     const reapplied = rebuilt.length > 0 ? objects : objects.slice(Math.max(0, objects.findIndex(changed)));
     if (rebuilt.length === 0 && !objects.some(changed)) {

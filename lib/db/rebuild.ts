@@ -31,12 +31,8 @@ export interface Built {
   readonly ends: ReadonlyMap<string, Date>;
 }
 
-/**
- * Creates the aggregates of `files` (in order: a file reading another finds the new one first) in
- * SHADOW and materialises them from the first trade up to their newest closed bucket, a week per
- * call; `at` is told how far each is. A build left part-way by an earlier run is dropped first.
- */
-export async function buildBeside(sql: Sql, files: readonly AggregateFile[], log: Logger, at: (step: string) => void): Promise<Built> {
+/** Creates the aggregates of `files` in SHADOW, empty (WITH NO DATA), after dropping whatever is there. */
+async function createBeside(sql: Sql, files: readonly AggregateFile[], at: (step: string) => void): Promise<void> {
   await sql.unsafe(`DROP SCHEMA IF EXISTS ${SHADOW} CASCADE`);
   await sql.unsafe(`CREATE SCHEMA ${SHADOW}`);
   for (const f of files) {
@@ -50,6 +46,42 @@ export async function buildBeside(sql: Sql, files: readonly AggregateFile[], log
       throw inFile(err, f);
     }
   }
+}
+
+/**
+ * Which of the aggregates of `files` define something else than the live ones: those without a live
+ * one, and those whose definition, as the database keeps it (normalised: no comments, its own
+ * layout), differs. A file whose text changed but whose aggregate is the same (a checksum recorded
+ * of another text, an edit PostgreSQL reads the same way) then costs no rebuild. Each is created
+ * empty beside the live one to be asked, and dropped again.
+ */
+export async function definitionsChanged(sql: Sql, files: readonly AggregateFile[], at: (step: string) => void): Promise<Set<string>> {
+  const definitions = async (schema: string) =>
+    new Map(
+      (await sql<{ name: string; definition: string }[]>`
+        SELECT view_name::text AS name, view_definition AS definition FROM timescaledb_information.continuous_aggregates
+        WHERE view_schema = ${schema}`).map((r) => [r.name, r.definition.replaceAll(`${SHADOW}.`, '').replaceAll('public.', '').replace(/\s+/g, ' ').trim()]),
+    );
+  const live = await definitions('public');
+  const differ = new Set(files.filter((f) => !live.has(f.aggregate)).map((f) => f.aggregate));
+  if (differ.size === files.length) return differ;
+  try {
+    await createBeside(sql, files, at);
+    const built = await definitions(SHADOW);
+    for (const f of files) if (built.get(f.aggregate) !== live.get(f.aggregate)) differ.add(f.aggregate);
+  } finally {
+    await dropBuild(sql);
+  }
+  return differ;
+}
+
+/**
+ * Creates the aggregates of `files` (in order: a file reading another finds the new one first) in
+ * SHADOW and materialises them from the first trade up to their newest closed bucket, a week per
+ * call; `at` is told how far each is. A build left part-way by an earlier run is dropped first.
+ */
+export async function buildBeside(sql: Sql, files: readonly AggregateFile[], log: Logger, at: (step: string) => void): Promise<Built> {
+  await createBeside(sql, files, at);
   const widths = new Map(
     (await sql<{ name: string; width: string }[]>`
       SELECT ca.user_view_name::text AS name, bf.bucket_width::interval::text AS width
