@@ -8,7 +8,6 @@
 // Per process, not in Redis: what is shared out is this process's (its event loop, its database
 // connections), and a count in Redis would outlive a process that died holding slots.
 // The middleware that takes a request's slots: api/middleware/concurrency.ts.
-import type { ApiError } from '../errors.js';
 import { DEFAULT_PAGE } from '../../lib/tiers.js';
 
 /** The slots a page of `candles` candles takes: one per DEFAULT_PAGE, at least one. */
@@ -37,13 +36,13 @@ export class InFlight {
   }
 
   /**
-   * Takes `slots` of `owner`'s `share` (at most all of it) and returns its release (idempotent);
-   * throws refusal() when they are not free.
+   * Takes `slots` of `owner`'s `share` (at most all of it) and returns its release (idempotent), or,
+   * when they are not free, why not.
    */
-  enter(owner: string, slots: number, share: number, refusal: (why: Refused) => ApiError): () => void {
+  enter(owner: string, slots: number, share: number): (() => void) | Refused {
     const asked = Math.min(Math.max(1, slots), share);
     const held = this.held.get(owner) ?? { slots: 0, requests: 0 };
-    if (held.slots + asked > share) throw refusal({ held: { ...held }, asked });
+    if (held.slots + asked > share) return { held: { ...held }, asked };
     held.slots += asked;
     held.requests += 1;
     this.held.set(owner, held);

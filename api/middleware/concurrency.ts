@@ -1,7 +1,8 @@
 // Each customer's share of an API process, taken per request (the counts: api/limits/concurrency.ts):
 // one slot, or the slots its operation says it takes (a page of candles: one per 500 candles).
-// A request holds its slots until its route is done and its answer is sent (or the client left),
-// whichever is later; a live stream only while it is opened (the stream caps bound those).
+// A request holds its slots until its route is done and, for an answer made as it is sent, until
+// that is sent (or the client left); a live stream only while it is opened (the stream caps bound
+// those).
 import type Koa from 'koa';
 import type { AppState } from '../context.js';
 import { ApiError } from '../errors.js';
@@ -31,20 +32,18 @@ export function concurrencyShares(inFlight: InFlight, routing: Pick<Routing, 'op
     if (!customer) return next();
     const { concurrent } = TIER_RULES[customer.tier];
     const slots = routing.operationOf(ctx.path, ctx.method)?.slots?.(ctx.query) ?? 1;
-    const release = inFlight.enter(customer.id, slots, concurrent, (why) => refusal(customer.tier, concurrent, why));
-    // released when both the route is done and the answer is sent: an answer given early (the
-    // deadline's 503) leaves the route's work still running, and a streamed body is still being made
-    let waiting = 2;
-    const done = () => {
-      if (--waiting === 0) release();
-    };
-    if (ctx.res.writableFinished || ctx.res.destroyed) done();
-    else ctx.res.once('close', done);
+    const release = inFlight.enter(customer.id, slots, concurrent);
+    if (typeof release !== 'function') throw refusal(customer.tier, concurrent, release);
     try {
       await next();
     } finally {
-      done();
-      if (ctx.response.type === 'text/event-stream') release(); // a stream's slot ends with its opening
+      // The route is done (an answer given early, the deadline's 503, left it running till now).
+      // A body made as it is sent (a stream, not a live stream's) holds the slots until the
+      // connection is done with it; any other is written as soon as this returns.
+      const body = ctx.body as { pipe?: unknown } | null | undefined;
+      const sending = typeof body?.pipe === 'function' && ctx.response.type !== 'text/event-stream' && !(ctx.res.writableFinished || ctx.res.destroyed);
+      if (sending) ctx.res.once('close', release);
+      else release();
     }
   };
 }
