@@ -1,6 +1,7 @@
 // GET /v1/restatements: settled values that late trades moved beyond the methodology's threshold
-// (pipeline/restate.ts), with the original value kept beside the previous and the new one. Every
-// tier. What was published never changes; this is where a change is said.
+// (pipeline/restate.ts), or that a consented change to the candles' SQL moved (lib/db/rebuild.ts),
+// with the original value kept beside the previous and the new one. Every tier. What was published
+// never changes; this is where a change is said.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { validationError } from '../errors.js';
 import { dayStart, numeric, parseTimestamp, restatementId, timestamp } from '../../lib/format.js';
@@ -25,7 +26,7 @@ export const operations: Operation[] = [
   {
     method: 'get',
     path: '/v1/restatements',
-    summary: 'Restatements, newest first: a candle of any interval (1d: the end-of-day snapshot) or fixing that trades arriving after settlement moved beyond the threshold, with the original, previous and restated value and which venues\' late trades',
+    summary: 'Restatements, newest first: a candle of any interval (1d: the end-of-day snapshot) or fixing that trades arriving after settlement moved beyond the threshold (or a consented change to how candles are computed moved), with the original, previous and restated value and which venues\' late trades (or the change\'s reason)',
     tier: 'free',
     query,
     response: RESTATEMENTS_RESPONSE,
