@@ -1,6 +1,7 @@
 // A migration that rebuilds the 5-minute aggregate (and the hourly and daily ones on it) on a
 // server while clients page history over HTTP: every page answered is whole and the same as before
-// the migration, or a 503 with Retry-After; never a 200 with candles missing. (On the embedded
+// the migration, or a 503 with Retry-After; never a 200 with candles missing. A change to settled
+// candles is refused without consent, and with it each is served as a restatement. (On the embedded
 // database one process owns the database and migrates before it serves: migrate.test.ts shows
 // what is served up to the swap there.)
 import fs from 'node:fs';
@@ -16,7 +17,7 @@ const day = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().s
 const published = (res: HttpResult) =>
   (res.body.data as Record<string, unknown>[]).map((c) => [c.time, c.open, c.high, c.low, c.close, c.vwap, c.total_volume].join(' '));
 
-describe.skipIf(!process.env.TEST_DATABASE_URL)('rebuilding the 5-minute aggregate while clients page history (needs TEST_DATABASE_URL: on the embedded database one process migrates before it serves)', () => {
+describe.skipIf(!process.env.TEST_DATABASE_URL)('changing the aggregates of a database the API serves (needs TEST_DATABASE_URL: on the embedded database one process migrates before it serves)', () => {
   let t: TestApi;
   let sqlDir: string;
 
@@ -79,5 +80,32 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('rebuilding the 5-minute aggrega
     testLog.info({ whole, unavailable }, 'pages read during the rebuild');
     // and after it: the same pages
     for (const [i, p] of pages.entries()) expect(published(await t.get(p, key))).toEqual(published(before[i]!));
+  }, 180_000);
+
+  it('refuses a formula change to settled candles without consent; with it, GET /v1/restatements shows each changed candle with its reason', async () => {
+    const page = `/v1/rates/historical?pair=BTCNGN&start=${day(-2)}&end=${day(1)}&interval=1h&limit=1000`;
+    const before = await t.get(page, t.keys.enterprise);
+    const file = path.join(sqlDir, 'aggregates', '30_candles_1h.sql');
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('sum(pv)                     AS pv,', 'avg(pv / volume) * sum(volume) AS pv,'));
+    await expect(migrate(t.db.url, testLog, sqlDir)).rejects.toThrow(/refused: this change alters settled, published candles: candles_1h: \d+ settled candles change/);
+    expect(published(await t.get(page, t.keys.enterprise))).toEqual(published(before));
+    expect((await t.get('/v1/restatements?pair=BTCNGN', t.keys.free)).body.count).toBe(0);
+
+    await migrate(t.db.url, testLog, sqlDir, { restate: 'hourly VWAP as the mean of 5-minute VWAPs' });
+    const after = await t.get(page, t.keys.enterprise);
+    const [settled] = await t.db.sql<{ through: Date }[]>`SELECT settled_through AS through FROM pair_settlement WHERE pair = 'BTCNGN'`;
+    const was = new Map((before.body.data as { time: string; vwap: number }[]).map((c) => [c.time, c.vwap]));
+    const moved = (after.body.data as { time: string; vwap: number }[]).filter((c) => Date.parse(c.time) + 3_600_000 <= settled!.through.getTime() && was.get(c.time) !== c.vwap);
+    expect(moved.length).toBeGreaterThan(0);
+    const res = await t.get('/v1/restatements?pair=BTCNGN&limit=1000', t.keys.free);
+    expect(res.status).toBe(200);
+    const restated = res.body.restatements as { subject: string; time: string; restated: string; reason: { late_trades: unknown[]; aggregate_change?: { reason: string; files: string[] } } }[];
+    // every settled hour whose published VWAP moved is restated, with the reason and the file
+    for (const c of moved) expect(restated.some((r) => r.subject === 'candle_1h' && r.time === c.time), c.time).toBe(true);
+    for (const r of restated) {
+      expect(r.reason.aggregate_change?.reason).toBe('hourly VWAP as the mean of 5-minute VWAPs');
+      expect(r.reason.aggregate_change?.files).toEqual(['aggregates/30_candles_1h.sql']);
+      expect(r.reason.late_trades).toEqual([]);
+    }
   }, 180_000);
 });
