@@ -11,7 +11,7 @@ const config = configOrExit();
 const log = createLogger(config.logLevel);
 const { values } = parseArgs({ options: { restate: { type: 'string', default: '' }, rollback: { type: 'string', default: '' } } });
 try {
-  const db = await openDatabase(config, log, { migrate: { restate: values.restate.trim() || undefined, older: values.rollback ? 'apply' : 'refuse' } });
+  const db = await openDatabase(config, log, { migrate: { restate: values.restate.trim() || undefined, older: ['1', 'true', 'yes'].includes(values.rollback.trim().toLowerCase()) ? 'apply' : 'refuse' } });
   await db.close();
   log.info('database is up to date');
 } catch (err) {
