@@ -93,10 +93,13 @@ export async function buildBeside(sql: Sql, files: readonly AggregateFile[], log
   const now = Date.now();
   const ends = new Map<string, Date>();
   for (const f of files) {
+    // no trades yet: nothing to materialise, and no frontier, so the pipeline's first pass (by its
+    // own clock) materialises from the first trade; a frontier or watermark set here by this clock
+    // would hide every bucket before it
+    if (!first?.at) continue;
     const width = widths.get(f.aggregate)!;
     const end = Math.floor(now / width) * width;
     ends.set(f.aggregate, new Date(end));
-    if (!first?.at) continue; // nothing to materialise
     const started = Date.now();
     const from = Math.floor(first.at.getTime() / 86_400_000) * 86_400_000;
     for (let s = from; s < end; s += WINDOW_MS) {

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.js';
+import { INTERVAL_NAMES } from '../../lib/intervals.js';
 import { createPool, openDatabase, type Database } from '../../lib/db/connect.js';
 import { migrate, SQL_DIR } from '../../lib/db/migrate.js';
 import { refreshAggregates } from '../../lib/db/refresh.js';
@@ -30,7 +31,7 @@ const readCandles = () =>
 
 async function expectCandlesMatch(all: readonly TradeRow[]) {
   const rows = await readCandles();
-  const expected = (['1d', '1h', '5m'] as const).flatMap((i) => ref.candles(all.filter((t) => t.time.getTime() < today), i).map((c) => ({ ...c, interval: i })));
+  const expected = [...INTERVAL_NAMES].sort().flatMap((i) => ref.candles(all.filter((t) => t.time.getTime() < today), i).map((c) => ({ ...c, interval: i })));
   expect(rows.length).toBe(expected.length);
   rows.forEach((r, i) => {
     const c = expected[i]!;

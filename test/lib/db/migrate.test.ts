@@ -66,7 +66,8 @@ describe('migrate', () => {
     const progress = said.map((l) => l.msg).filter((m) => m.startsWith('migrating the database: '));
     const all = said.map((l) => l.msg).join('\n');
     expect(progress.some((m) => m.includes('run-once migrations')), all).toBe(true);
-    expect(progress.some((m) => /creating \w+ beside the live one \(aggregates\/|swapping the rebuilt aggregates in/.test(m)), all).toBe(true);
+    // a later step, whichever a tick fell in (a new database's aggregates take a moment only)
+    expect(progress.some((m) => /SQL objects|beside the live one|rebuilt aggregates/.test(m)), all).toBe(true);
     const lines = said.length;
     await new Promise((r) => setTimeout(r, 300));
     expect(said.length, 'no line once it has finished').toBe(lines);
