@@ -1,11 +1,13 @@
 // The API's part of a process (ROLE all or api), as the service, the tests and the benchmarks start
 // it: the app's dependencies on the process's database, the live snapshot rebuilt on trade
-// notices, the public listener, the loopback admin endpoint for key commands, and the export files
-// of complete months made ahead after each cycle (a few a run, never inside one).
-import { openReadRouter } from '../lib/db/replicas.js';
+// notices, the public listener (HOST, PORT: 0 is any free port), the loopback admin endpoint for
+// key commands, and the export files of complete months made ahead after each cycle (a few a run,
+// never inside one).
+import { openReadRouter, type ReadRouter } from '../lib/db/replicas.js';
 import { Coalesced } from '../lib/coalesced.js';
 import type { LiveSnapshot } from '../lib/live/snapshot.js';
 import type { ServiceProcess } from '../lib/process.js';
+import type { Lookup } from '../lib/webhooks/addresses.js';
 import { startAdmin } from './admin/server.js';
 import { storeDueMonthFiles } from './month-files.js';
 import { buildDeps, startApi, type RunningApi } from './server.js';
@@ -25,14 +27,37 @@ export interface ApiPart {
 export interface ApiPartOptions {
   /** Health answers 503 `starting` until the API's ready() (the demo publishes its history first). */
   readonly starting?: boolean;
+  // what the tests set (the service leaves each to its default)
+  /** Read replicas opened and closed by the caller (default: DATABASE_READ_URL's, opened here). */
+  readonly read?: ReadRouter;
+  /** The label of this deployment's Redis keys (default `afrates`): processes with another label share no budget. */
+  readonly namespace?: string;
+  /** The rate limiter's and key cache's clock (default: the system's). */
+  readonly now?: () => number;
+  /** How webhook URLs' hosts resolve at registration (default: the system's resolver). */
+  readonly webhookLookup?: Lookup;
 }
 
 export async function startApiPart(p: ServiceProcess, opts: ApiPartOptions = {}): Promise<ApiPart> {
   const { config, log, db, metrics } = p;
   // the API's read replicas (DATABASE_READ_URL)
-  const read = await openReadRouter(db.sql, config, log);
-  p.stops('read replicas', () => read.close());
-  const deps = await buildDeps(config, log, db.sql, { read, signer: p.signer, webhookSecrets: p.webhookSecrets, observer: metrics?.requestObserver, starting: opts.starting, databaseAnswers: db.answers });
+  let read = opts.read;
+  if (!read) {
+    const opened = await openReadRouter(db.sql, config, log);
+    p.stops('read replicas', () => opened.close());
+    read = opened;
+  }
+  const deps = await buildDeps(config, log, db.sql, {
+    read,
+    signer: p.signer,
+    webhookSecrets: p.webhookSecrets,
+    observer: metrics?.requestObserver,
+    starting: opts.starting,
+    databaseAnswers: db.answers,
+    namespace: opts.namespace,
+    now: opts.now,
+    webhookLookup: opts.webhookLookup,
+  });
   p.stops('redis', () => deps.redis?.disconnect());
   const snapshot = deps.snapshot;
   p.stops('snapshot', () => snapshot.stop());

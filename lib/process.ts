@@ -33,11 +33,13 @@ export interface ServiceProcess {
 export interface ProcessOptions {
   /** The embedded database stopped on its own (already logged): the caller stops and exits non-zero. */
   readonly onDatabaseFatal?: (reason: Error) => void;
+  /** A database already open (the tests'): used instead of opening the config's, and left open at stop. */
+  readonly database?: Database;
 }
 
 export async function openProcess(config: Config, log: Logger, opts: ProcessOptions = {}): Promise<ServiceProcess> {
-  const db = await openDatabase(config, log, { onFatal: opts.onDatabaseFatal });
-  const closers: Array<[string, () => Promise<void> | void]> = [['database', () => db.close()]];
+  const db = opts.database ?? (await openDatabase(config, log, { onFatal: opts.onDatabaseFatal }));
+  const closers: Array<[string, () => Promise<void> | void]> = opts.database ? [] : [['database', () => db.close()]];
   const stop = async () => {
     let failed: unknown;
     for (const [name, close] of closers.reverse()) {

@@ -1,9 +1,11 @@
-// A running API over HTTP on a fresh database, with market data in it and a key per tier.
+// A running API over HTTP on a fresh database, with market data in it and a key per tier: the
+// service's own process and API part (lib/process.ts, api/process.ts), as the tests and the
+// benchmarks run it.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { loadConfig, type Config } from '../../lib/config.js';
 import type { Database } from '../../lib/db/connect.js';
 import type { ReadRouter } from '../../lib/db/replicas.js';
@@ -14,10 +16,11 @@ import { parametersInForce } from '../../lib/methodology/parameters.js';
 import { softwareIdentity } from '../../lib/software.js';
 import { Certifier } from '../../pipeline/certify/issue.js';
 import { publishingRecords } from '../../pipeline/records.js';
-import { connectRedis } from '../../api/redis.js';
+import { startApiPart, type ApiPart } from '../../api/process.js';
 import { READING_MS as HEALTH_READING_MS } from '../../api/routes/health.js';
-import { buildDeps, startApi, type RunningApi } from '../../api/server.js';
-import { ServiceMetrics } from '../../lib/metrics.js';
+import type { RunningApi } from '../../api/server.js';
+import type { ServiceMetrics } from '../../lib/metrics.js';
+import { openProcess } from '../../lib/process.js';
 import { publishDueFixings, settle } from '../../pipeline/publish.js';
 import { settlementAt } from '../../pipeline/settle.js';
 import type { Tier } from '../../lib/tiers.js';
@@ -155,24 +158,31 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
   // a second instance on the same database finds the market already there
   const { trades, start } = opts.db ? { trades: [], start: new Date() } : await seedMarket(db, opts.hours ?? 6);
   const varDir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-api-'));
-  const config = loadConfig({ AFRATES_VAR_DIR: varDir, LOG_LEVEL: 'silent', ...opts.env });
-  const namespace = opts.namespace ?? `t${crypto.randomBytes(4).toString('hex')}`;
-  // the service's own client (its timeouts and retries are what the tests exercise)
-  const redis = opts.withRedis || opts.redisUrl ? connectRedis(opts.redisUrl ?? 'redis://127.0.0.1:6379', testLog) : null;
-  // metrics on, as in a service with METRICS_PORT set: every test and the api bench pay for them
-  const metrics = new ServiceMetrics();
-  const deps = await buildDeps(config, opts.log ?? testLog, db.sql, { redis, namespace, now: opts.now, webhookLookup: opts.webhookLookup, read: opts.read, observer: metrics.requestObserver, databaseAnswers: db.answers });
-  metrics.watchApi({ streams: () => deps.streams.size, redis });
-  await deps.snapshot.refresh();
-  if (!opts.db) {
-    // what the pipeline does after a cycle: settle (by the lag: no venue has reported where it
-    // stands) and certify the settled buckets, signed with this server's keys
-    const certifier = new Certifier(db.sql, { signer: deps.signer, issuerUrl: config.publicUrl, market: config.market, software: softwareIdentity(), parameters: parametersInForce(config.settleAfterSeconds) }, publishingRecords(db.sql, deps.signer).onIssued);
-    const now = new Date();
-    await settle(db.sql, await settlementAt(db.sql, now, config.settleAfterSeconds), certifier, now);
-    if (opts.fixings) await publishDueFixings(db.sql, certifier, new Date());
+  const redisUrl = opts.redisUrl ?? (opts.withRedis ? 'redis://127.0.0.1:6379' : undefined);
+  // the service's settings, with its listener on a free loopback port and METRICS_PORT set: every
+  // test and the api bench pay for the metrics as such a service does (nothing listens for them here)
+  const config = loadConfig({ AFRATES_VAR_DIR: varDir, LOG_LEVEL: 'silent', HOST: '127.0.0.1', PORT: '0', METRICS_PORT: '0', ...(redisUrl ? { REDIS_URL: redisUrl } : {}), ...opts.env });
+  // the service's process and API part (lib/process.ts, api/process.ts), on this database
+  const proc = await openProcess(config, opts.log ?? testLog, { database: db });
+  let part: ApiPart;
+  try {
+    if (!opts.db) {
+      // what the pipeline does after a cycle: settle (by the lag: no venue has reported where it
+      // stands) and certify the settled buckets, signed with this server's keys
+      const certifier = new Certifier(db.sql, { signer: proc.signer, issuerUrl: config.publicUrl, market: config.market, software: softwareIdentity(), parameters: parametersInForce(config.settleAfterSeconds) }, publishingRecords(db.sql, proc.signer).onIssued);
+      const now = new Date();
+      await settle(db.sql, await settlementAt(db.sql, now, config.settleAfterSeconds), certifier, now);
+      if (opts.fixings) await publishDueFixings(db.sql, certifier, new Date());
+    }
+    part = await startApiPart(proc, { namespace: opts.namespace ?? `t${crypto.randomBytes(4).toString('hex')}`, now: opts.now, webhookLookup: opts.webhookLookup, read: opts.read });
+  } catch (err) {
+    await proc.stop().catch(() => {});
+    if (!opts.db) await db.close().catch(() => {});
+    fs.rmSync(varDir, { recursive: true, force: true });
+    throw err;
   }
-  const api = await startApi(deps, '127.0.0.1', 0);
+  const { api } = part;
+  const { deps } = api;
   const keys = {} as Record<Tier, string>;
   let healthAnsweredAt = 0;
   for (const tier of ['free', 'builder', 'professional', 'enterprise'] as const) {
@@ -185,9 +195,9 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
     keys,
     trades,
     start,
-    redis,
+    redis: deps.redis,
     namespace: deps.keys.scope!.prefix,
-    metrics,
+    metrics: proc.metrics!,
     key: async (tier) => (await deps.keys.issue({ tier, customerName: `${tier} customer` })).apiKey,
     async get(p, key, headers = {}) {
       const res = await request(api.url, 'GET', p, { headers: { ...(key ? { 'X-API-Key': key } : {}), ...headers } });
@@ -203,7 +213,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
     async close() {
       // every step, even when one before it fails (a test that ended the pool): no database left behind
       try {
-        await api.close();
+        await proc.stop();
       } finally {
         try {
           if (!opts.db) await db.close();
