@@ -13,7 +13,6 @@ import type { Sql, Tx } from '../lib/db/connect.js';
 import { withoutStatementTimeout } from '../lib/db/connect.js';
 import { refreshAggregates } from '../lib/db/refresh.js';
 import type { Logger } from '../lib/log.js';
-import { param } from '../lib/methodology/parameters.js';
 import { configureRetention, runStorageJobs } from './maintenance.js';
 import { dueFixings } from './fixings.js';
 import type { PipelineMetrics } from './metrics.js';
@@ -178,12 +177,12 @@ export class Publisher {
         const published = await publishDueFixings(sql, certifier, now, stopped);
         if (published > 0) log.info({ published }, 'fixings published');
       });
-      // late trades look back from the last look, with a margin for inserts still committing then
-      const since = this.restatedSince ?? new Date(now.getTime() - param('restatement_window_hours') * HOUR_MS);
-      const looked = new Date(this.o.now() - 5 * 60_000);
-      const restated = await step('restate', () => restate(sql, since, now, this.o.onRestated));
-      if (restated) {
-        this.restatedSince = looked;
+      // late trades look back from the last look (the database's clock, as noticed_at is), with a
+      // margin for inserts still committing then
+      const result = await step('restate', () => restate(sql, this.restatedSince, now, this.o.onRestated));
+      if (result) {
+        const restated = result.restated;
+        this.restatedSince = new Date(result.looked.getTime() - 5 * 60_000);
         if (restated.length > 0) this.o.metrics?.restated(restated.length);
         for (const r of restated) log.warn({ pair: r.pair, subject: r.subject, time: r.time, previous: r.previous, restated: r.restated, change_pct: r.changePct, late_trades: r.lateTrades }, 'restated: late trades moved a settled value beyond the threshold');
       }

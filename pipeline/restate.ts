@@ -66,15 +66,26 @@ const changePct = (previous: x.Rational, restated: x.Rational) => x.toFixedPlace
 const THRESHOLD_PCT = x.parseDecimal(String(param('restatement_threshold_pct')));
 const material = (previous: x.Rational, restated: x.Rational) => x.compare(x.abs(change(previous, restated)), THRESHOLD_PCT) > 0;
 
+/** What one restatement check found, and the database's time it looked at (the next check's `since`). */
+export interface RestateResult {
+  readonly restated: Restatement[];
+  readonly looked: Date;
+}
+
 /**
  * Restates what late trades noticed since `since` moved materially (candles and fixings of the
  * touched pairs, within the window). Idempotent: a value already restated is compared with its
  * restatement, so a check repeated over the same late trades records nothing twice.
+ * `since` is on the database's clock, as late_trades.noticed_at is (null: the restatement window
+ * before the database's now); `now` is the pipeline's clock, which settled the values.
  */
-export async function restate(sql: Sql, since: Date, now: Date, onRestated?: OnRestated): Promise<Restatement[]> {
+export async function restate(sql: Sql, since: Date | null, now: Date, onRestated?: OnRestated): Promise<RestateResult> {
   const horizon = new Date(now.getTime() - windowHours() * 3_600_000);
+  const [clock] = await sql<{ looked: Date }[]>`SELECT now() AS looked`;
+  const looked = clock!.looked;
+  const from = since ?? new Date(looked.getTime() - windowHours() * 3_600_000);
   const touched = await sql<{ pair: string; oldest: Date }[]>`
-    SELECT pair, min(oldest) AS oldest FROM late_trades WHERE noticed_at > ${since} GROUP BY pair ORDER BY pair`;
+    SELECT pair, min(oldest) AS oldest FROM late_trades WHERE noticed_at > ${from} GROUP BY pair ORDER BY pair`;
   const out: Restatement[] = [];
   for (const t of touched) {
     const candles = await sql<{ interval: IntervalName; bucket: Date; settled_pv: string; settled_volume: string; pv: string; volume: string; previous: string | null; original: string | null; settled_at: Date }[]>`
@@ -122,7 +133,7 @@ export async function restate(sql: Sql, since: Date, now: Date, onRestated?: OnR
       out.push(await record(sql, { pair: t.pair, subject: 'fixing', time: f.time, ref: f.id, original: f.original ?? f.rate, previous, restated: recomputed.rate, lateTrades: [...counted] }, onRestated));
     }
   }
-  return out;
+  return { restated: out, looked };
 }
 
 async function record(sql: Sql, r: Omit<Restatement, 'id' | 'changePct'>, onRestated?: OnRestated): Promise<Restatement> {

@@ -227,7 +227,8 @@ async function deliverOnce(t: TestApi): Promise<void> {
  */
 async function restateNewest(t: TestApi, pair: string): Promise<void> {
   const sql = t.db.sql;
-  const since = new Date();
+  const [clock] = await sql<{ since: Date }[]>`SELECT now() AS since`; // noticed_at's clock
+  const since = clock!.since;
   const [c] = await sql<{ bucket: Date; vwap: string; volume: string }[]>`
     SELECT c.bucket, (c.pv / c.volume)::text AS vwap, c.volume::text AS volume
     FROM certificates k JOIN candles c ON c.pair = k.pair AND c.interval = '5m' AND c.bucket = k.bucket
