@@ -1,20 +1,22 @@
 // The pipeline's part of a process (ROLE all or pipeline), as the service starts it: the venues it
 // collects (VENUES), the publisher lease, and everything publishing does, wired here once:
-// certificates, restatements and the signed transparency head (pipeline/records.ts, which the
-// tests' pipelines use too), webhook deliveries (a loop of their own) and webhook alerts (after every
-// cycle, and soon after stored trades), each counted in the process's metrics.
+// certificates, restatements and the signed transparency head (publishingPipeline, which builds the
+// tests' publishing pipelines too), webhook deliveries (a loop of their own) and webhook alerts
+// (after every cycle, and soon after stored trades), each counted in the process's metrics.
 import { ConfigError, type Config } from '../lib/config.js';
-import type { Database, Tx } from '../lib/db/connect.js';
+import type { Database, Sql, Tx } from '../lib/db/connect.js';
 import { Coalesced, Paced } from '../lib/coalesced.js';
 import { LiveSnapshot } from '../lib/live/snapshot.js';
 import { parametersInForce } from '../lib/methodology/parameters.js';
 import type { Logger } from '../lib/log.js';
+import type { ServiceMetrics } from '../lib/metrics.js';
 import type { ServiceProcess } from '../lib/process.js';
+import type { CertificateSigner } from '../lib/signer.js';
 import { softwareIdentity } from '../lib/software.js';
 import { Certifier } from './certify/issue.js';
 import { PublisherLease, processIdentity } from './lease.js';
 import { publishingRecords } from './records.js';
-import { Pipeline } from './runner.js';
+import { Pipeline, type PipelineOptions } from './runner.js';
 import { venues } from './venues/index.js';
 import { runAlerts } from './webhooks/alerts.js';
 import { observePairs } from './webhooks/observations.js';
@@ -56,12 +58,6 @@ export async function startPipelinePart(p: ServiceProcess, opts: PipelinePartOpt
   metrics?.watchPublisher(lease);
   p.stops('publisher lease', () => lease.stop()); // given up once nothing of this process publishes
   const fence = (tx: Tx) => lease.fence(tx);
-  const records = publishingRecords(db.sql, p.signer, fence);
-  const certifier = new Certifier(
-    db.sql,
-    { signer: p.signer, issuerUrl: config.publicUrl, market: config.market, software: softwareIdentity(config.gitCommit), parameters: parametersInForce(config.settleAfterSeconds), log },
-    records.onIssued,
-  );
   // webhook deliveries: a loop of their own, never inside a cycle or a request
   const webhooks = new WebhookWorker({
     sql: db.sql,
@@ -76,41 +72,25 @@ export async function startPipelinePart(p: ServiceProcess, opts: PipelinePartOpt
   webhooks.start();
   lease.start();
   let stopping = false;
-  const pipeline = new Pipeline({
-    config,
-    log,
-    sql: db.sql,
-    venues: collected,
-    lease,
-    onCycle: async () => {
-      await opts.snapshot?.refresh();
-      // alerts: the publisher's (once for the service, not once per process)
-      if (lease.holds()) await alerts.run();
-      opts.afterCycle?.();
-    },
-    notices: p.notices,
-    certifier: {
-      issue: async (ranges, stopped) => {
-        const issued = await certifier.issue(ranges, stopped);
-        if (issued > 0) log.info({ issued }, 'certificates issued for settled buckets');
-        metrics?.certificatesIssued(issued);
-        return issued;
+  const pipeline = publishingPipeline(
+    { config, log, sql: db.sql, signer: p.signer, lease, metrics },
+    {
+      venues: collected,
+      onCycle: async () => {
+        await opts.snapshot?.refresh();
+        // alerts: the publisher's (once for the service, not once per process)
+        if (lease.holds()) await alerts.run();
+        opts.afterCycle?.();
       },
-      fix: async (pair, slot) => {
-        const published = await certifier.fix(pair, slot);
-        if (published) metrics?.fixingPublished();
-        return published;
-      },
+      notices: p.notices,
+      // without the database's job scheduler, the pipeline runs compression and retention
+      runStorageJobs: !db.schedulesJobs,
+      copyTrades: db.takesCopy,
+      // the simulated market is local and unlimited; real venues get their published pacing
+      unpaced: config.market === 'simulated',
+      metrics: metrics?.pipelineObserver,
     },
-    onRestated: records.onRestated,
-    onPublished: records.onPublished,
-    // without the database's job scheduler, the pipeline runs compression and retention
-    runStorageJobs: !db.schedulesJobs,
-    copyTrades: db.takesCopy,
-    // the simulated market is local and unlimited; real venues get their published pacing
-    unpaced: config.market === 'simulated',
-    metrics: metrics?.pipelineObserver,
-  });
+  );
   // live rates for the alerts in a process without the API's snapshot, read only when an endpoint
   // watches them; one snapshot kept across cycles, so its outlier rule remembers who is out as the API's does
   let alertRates: LiveSnapshot | null = null;
@@ -133,6 +113,56 @@ export async function startPipelinePart(p: ServiceProcess, opts: PipelinePartOpt
   });
   p.stops('pipeline', () => pipeline.stop());
   return { pipeline, lease };
+}
+
+export interface PublishingOptions {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly sql: Sql;
+  readonly signer: CertificateSigner;
+  /** The publisher lease: every publishing transaction is fenced by it (none: this pipeline publishes alone). */
+  readonly lease?: PublisherLease;
+  /** Certificates issued and fixings published are counted here. */
+  readonly metrics?: ServiceMetrics | null;
+}
+
+/**
+ * A pipeline that publishes, as the service's does and the tests' publishing pipelines do:
+ * certificates (PUBLIC_URL their issuer, MARKET, the software, the parameters in force) and
+ * fixings, restatements and the signed transparency head (pipeline/records.ts), on the pipeline's
+ * clock. `pipeline`: the rest of its options (venues, loops, pacing).
+ */
+export function publishingPipeline(o: PublishingOptions, pipeline: Omit<PipelineOptions, 'config' | 'log' | 'sql' | 'lease' | 'certifier' | 'onRestated' | 'onPublished'>): Pipeline {
+  const { config, log, sql, lease, metrics } = o;
+  const records = publishingRecords(sql, o.signer, lease ? (tx: Tx) => lease.fence(tx) : undefined);
+  const clock = pipeline.now;
+  const certifier = new Certifier(
+    sql,
+    { signer: o.signer, issuerUrl: config.publicUrl, market: config.market, software: softwareIdentity(config.gitCommit), parameters: parametersInForce(config.settleAfterSeconds), log, now: clock ? () => new Date(clock()) : undefined },
+    records.onIssued,
+  );
+  return new Pipeline({
+    ...pipeline,
+    config,
+    log,
+    sql,
+    lease,
+    certifier: {
+      issue: async (ranges, stopped) => {
+        const issued = await certifier.issue(ranges, stopped);
+        if (issued > 0) log.info({ issued }, 'certificates issued for settled buckets');
+        metrics?.certificatesIssued(issued);
+        return issued;
+      },
+      fix: async (pair, slot) => {
+        const published = await certifier.fix(pair, slot);
+        if (published) metrics?.fixingPublished();
+        return published;
+      },
+    },
+    onRestated: records.onRestated,
+    onPublished: records.onPublished,
+  });
 }
 
 /** The backfill command's pipeline (make backfill): every venue, collecting only, nothing published. */

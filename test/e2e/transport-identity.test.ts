@@ -31,12 +31,10 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.js';
 import type { Database } from '../../lib/db/connect.js';
-import { parametersInForce } from '../../lib/methodology/parameters.js';
 import { createSigner } from '../../lib/signer.js';
 import { softwareIdentity } from '../../lib/software.js';
-import { Certifier } from '../../pipeline/certify/issue.js';
-import { publishingRecords } from '../../pipeline/records.js';
-import { Pipeline } from '../../pipeline/runner.js';
+import { publishingPipeline } from '../../pipeline/process.js';
+import type { Pipeline } from '../../pipeline/runner.js';
 import { venues } from '../../pipeline/venues/index.js';
 import { startSimMarket, type SimMarket } from '../../sim/index.js';
 import { openTestDatabase, testLog } from '../support/db.js';
@@ -75,24 +73,12 @@ afterAll(() => fs.rmSync(keyDir, { recursive: true, force: true }));
 
 /** certifyingSimPipeline (test/support/pipeline.ts) over the streamed venues alone. */
 function streamedVenuesPipeline(sim: SimMarket, db: Database, streams: boolean): Pipeline {
-  const config = loadConfig({ MARKET: 'simulated', SIM_URL: sim.url, AFRATES_VAR_DIR: keyDir, SETTLE_AFTER_SECONDS: String(LAG_SECONDS), STREAMS: streams ? '1' : '0' });
+  const config = loadConfig({ MARKET: 'simulated', SIM_URL: sim.url, AFRATES_VAR_DIR: keyDir, PUBLIC_URL: 'https://afrates.test', AFRATES_GIT_COMMIT: SOFTWARE.commit, SETTLE_AFTER_SECONDS: String(LAG_SECONDS), STREAMS: streams ? '1' : '0' });
   const signer = createSigner({ keyDir: path.join(keyDir, 'keys') });
-  const records = publishingRecords(db.sql, signer);
-  const certifier = new Certifier(db.sql, { signer, issuerUrl: 'https://afrates.test', market: 'simulated', software: SOFTWARE, parameters: parametersInForce(config.settleAfterSeconds), now: () => new Date(now()) }, records.onIssued);
-  return new Pipeline({
-    config,
-    log: testLog,
-    sql: db.sql,
-    venues: venues.filter((v) => (STREAMED as readonly string[]).includes(v.id)),
-    unpaced: true,
-    now,
-    initialLookbackMs: LOOKBACK_MS,
-    requestTimeoutMs: 1_000,
-    retryDelaysMs: [5],
-    certifier,
-    onRestated: records.onRestated,
-    onPublished: records.onPublished,
-  });
+  return publishingPipeline(
+    { config, log: testLog, sql: db.sql, signer },
+    { venues: venues.filter((v) => (STREAMED as readonly string[]).includes(v.id)), unpaced: true, now, initialLookbackMs: LOOKBACK_MS, requestTimeoutMs: 1_000, retryDelaysMs: [5] },
+  );
 }
 
 /** One REST collection of every pair: no publish. */

@@ -1,7 +1,8 @@
-// The pipeline as the settlement tests run it: real ccxt against the simulated market, unpaced,
-// on the test's clock, with short timeouts and retries, certifying settled buckets with a signer
-// kept in `dir` (as make demo does: simulated, labelled so). And the world such a test file runs
-// in: the simulated market, a database and that directory, on a clock the file moves.
+// The pipeline as the settlement tests run it, built as the service's publishing pipeline is
+// (pipeline/process.ts): real ccxt against the simulated market, unpaced, on the test's clock,
+// with short timeouts and retries, certifying settled buckets with a signer kept in `dir` (as make
+// demo does: simulated, labelled so). And the world such a test file runs in: the simulated
+// market, a database and that directory, on a clock the file moves.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,11 +10,8 @@ import { afterAll, beforeAll } from 'vitest';
 import { createSigner } from '../../lib/signer.js';
 import { loadConfig } from '../../lib/config.js';
 import type { Database } from '../../lib/db/connect.js';
-import { parametersInForce } from '../../lib/methodology/parameters.js';
-import { softwareIdentity } from '../../lib/software.js';
-import { Certifier } from '../../pipeline/certify/issue.js';
-import { publishingRecords } from '../../pipeline/records.js';
-import { Pipeline } from '../../pipeline/runner.js';
+import { publishingPipeline } from '../../pipeline/process.js';
+import type { Pipeline } from '../../pipeline/runner.js';
 import { startSimMarket, type SimMarket } from '../../sim/index.js';
 import { venues } from '../../pipeline/venues/index.js';
 import { openTestDatabase, testLog } from './db.js';
@@ -30,25 +28,13 @@ export interface SimPipelineOptions {
 }
 
 export function certifyingSimPipeline(o: SimPipelineOptions): Pipeline {
-  const config = loadConfig({ MARKET: 'simulated', SIM_URL: o.sim.url, AFRATES_VAR_DIR: o.dir, ...o.env });
+  const config = loadConfig({ MARKET: 'simulated', SIM_URL: o.sim.url, AFRATES_VAR_DIR: o.dir, PUBLIC_URL: 'https://afrates.test', ...o.env });
   const signer = createSigner({ keyDir: path.join(o.dir, 'keys') });
-  // what publishing records, as the service's pipeline records it (alone: no lease to fence with)
-  const records = publishingRecords(o.db.sql, signer);
-  const certifier = new Certifier(o.db.sql, { signer, issuerUrl: 'https://afrates.test', market: 'simulated', software: softwareIdentity(), parameters: parametersInForce(config.settleAfterSeconds), now: () => new Date(o.now()) }, records.onIssued);
-  return new Pipeline({
-    config,
-    log: testLog,
-    sql: o.db.sql,
-    venues,
-    unpaced: true,
-    now: o.now,
-    initialLookbackMs: 15 * 60_000,
-    requestTimeoutMs: 400,
-    retryDelaysMs: o.retryDelaysMs ?? [5],
-    certifier,
-    onRestated: records.onRestated,
-    onPublished: records.onPublished,
-  });
+  // published as the service's pipeline publishes (alone: no lease to fence with)
+  return publishingPipeline(
+    { config, log: testLog, sql: o.db.sql, signer },
+    { venues, unpaced: true, now: o.now, initialLookbackMs: 15 * 60_000, requestTimeoutMs: 400, retryDelaysMs: o.retryDelaysMs ?? [5] },
+  );
 }
 
 const MIN = 60_000;
