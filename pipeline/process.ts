@@ -1,21 +1,17 @@
 // The pipeline's part of a process (ROLE all or pipeline), as the service starts it: the venues it
 // collects (VENUES), the publisher lease, and everything publishing does, wired here once:
 // certificates, restatements and the signed transparency head (publishingPipeline, which builds the
-// tests' publishing pipelines too), webhook deliveries (a loop of their own) and webhook alerts
+// tests' publishing pipelines too, on pipeline/records.ts), webhook deliveries (a loop of their own) and webhook alerts
 // (after every cycle, and soon after stored trades), each counted in the process's metrics.
 import { ConfigError, type Config } from '../lib/config.js';
-import type { Database, Sql, Tx } from '../lib/db/connect.js';
+import type { Database, Tx } from '../lib/db/connect.js';
 import { Coalesced, Paced } from '../lib/coalesced.js';
 import { LiveSnapshot } from '../lib/live/snapshot.js';
-import { parametersInForce } from '../lib/methodology/parameters.js';
 import type { Logger } from '../lib/log.js';
 import type { ServiceMetrics } from '../lib/metrics.js';
 import type { ServiceProcess } from '../lib/process.js';
-import type { CertificateSigner } from '../lib/signer.js';
-import { softwareIdentity } from '../lib/software.js';
-import { Certifier } from './certify/issue.js';
 import { PublisherLease, processIdentity } from './lease.js';
-import { publishingRecords } from './records.js';
+import { publishing, type PublishingOptions } from './records.js';
 import { Pipeline, type PipelineOptions } from './runner.js';
 import { venues } from './venues/index.js';
 import { runAlerts } from './webhooks/alerts.js';
@@ -115,32 +111,14 @@ export async function startPipelinePart(p: ServiceProcess, opts: PipelinePartOpt
   return { pipeline, lease };
 }
 
-export interface PublishingOptions {
-  readonly config: Config;
-  readonly log: Logger;
-  readonly sql: Sql;
-  readonly signer: CertificateSigner;
-  /** The publisher lease: every publishing transaction is fenced by it (none: this pipeline publishes alone). */
-  readonly lease?: PublisherLease;
-  /** Certificates issued and fixings published are counted here. */
-  readonly metrics?: ServiceMetrics | null;
-}
-
 /**
- * A pipeline that publishes, as the service's does and the tests' publishing pipelines do:
- * certificates (PUBLIC_URL their issuer, MARKET, the software, the parameters in force) and
- * fixings, restatements and the signed transparency head (pipeline/records.ts), on the pipeline's
- * clock. `pipeline`: the rest of its options (venues, loops, pacing).
+ * A pipeline that publishes (publishing()), as the service's does and the tests' publishing
+ * pipelines do, on the pipeline's clock, each certificate and fixing counted in `metrics`.
+ * `pipeline`: the rest of its options (venues, loops, pacing).
  */
-export function publishingPipeline(o: PublishingOptions, pipeline: Omit<PipelineOptions, 'config' | 'log' | 'sql' | 'lease' | 'certifier' | 'onRestated' | 'onPublished'>): Pipeline {
+export function publishingPipeline(o: PublishingOptions & { readonly metrics?: ServiceMetrics | null }, pipeline: Omit<PipelineOptions, 'config' | 'log' | 'sql' | 'lease' | 'certifier' | 'onRestated' | 'onPublished'>): Pipeline {
   const { config, log, sql, lease, metrics } = o;
-  const records = publishingRecords(sql, o.signer, lease ? (tx: Tx) => lease.fence(tx) : undefined);
-  const clock = pipeline.now;
-  const certifier = new Certifier(
-    sql,
-    { signer: o.signer, issuerUrl: config.publicUrl, market: config.market, software: softwareIdentity(config.gitCommit), parameters: parametersInForce(config.settleAfterSeconds), log, now: clock ? () => new Date(clock()) : undefined },
-    records.onIssued,
-  );
+  const { certifier, onRestated, onPublished } = publishing(o, pipeline.now);
   return new Pipeline({
     ...pipeline,
     config,
@@ -160,8 +138,8 @@ export function publishingPipeline(o: PublishingOptions, pipeline: Omit<Pipeline
         return published;
       },
     },
-    onRestated: records.onRestated,
-    onPublished: records.onPublished,
+    onRestated,
+    onPublished,
   });
 }
 

@@ -3,7 +3,9 @@
 // another, bin/ above them starting processes from each role's process.ts, sim/ and web/ programs
 // of their own; a pipeline-only process loads nothing of api/), and no SQL
 // in api/ outside api/queries/ (each resource's statements are there, or in the SQL functions they call);
-// and the candle intervals listed once (lib/intervals.ts), each with its one aggregate file.
+// and the candle intervals listed once (lib/intervals.ts), each with its one aggregate file; and
+// the tests and benchmarks starting the API and publishing pipelines through the service's own
+// composition (lib/process.ts, api/process.ts, pipeline/process.ts, pipeline/records.ts).
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -135,6 +137,21 @@ describe('the structure of the code', () => {
     expect(pipelineOnly.filter((f) => f.startsWith('api/'))).toEqual([]);
     // and it can fail: an API-only process loads api/
     expect(closure(['bin/serve.ts', 'api/process.ts']).filter((f) => f.startsWith('api/')).length).toBeGreaterThan(20);
+  });
+
+  it('has the tests and the benchmarks start the API and publishing pipelines through the service\'s composition', () => {
+    // the harness (test/support/) starts them as bin/service.ts does, and bench/ starts them through it
+    const everything = new Set([...files, ...sources('test'), ...sources('bench')]);
+    expect(importsOf('test/support/api.ts', everything)).toEqual(expect.arrayContaining(['lib/process.ts', 'api/process.ts', 'pipeline/records.ts']));
+    expect(importsOf('test/support/pipeline.ts', everything)).toContain('pipeline/process.ts');
+    // what the composition wires, never wired again by hand: the API's dependencies and listener
+    const byHand = /import\s*\{[^}]*\b(buildDeps|startApi)\b[^}]*\}\s*from\s*['"][./]+api\/server\.js['"]/;
+    const harness = [...sources('test'), ...sources('bench')].filter((f) => f !== 'test/structure.test.ts');
+    expect(harness.length).toBeGreaterThan(50);
+    const wrong = harness.filter((f) => byHand.test(fs.readFileSync(path.join(ROOT, f), 'utf8')));
+    expect(wrong).toEqual([]);
+    // and it can fail
+    expect(byHand.test("import { buildDeps, type RunningApi } from '../../api/server.js';")).toBe(true);
   });
 
   it('keeps every statement of the API in api/queries/', () => {

@@ -6,10 +6,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lib/config.js';
 import type { Database } from '../../lib/db/connect.js';
-import { buildDeps, startApi, type RunningApi } from '../../api/server.js';
 import { Pipeline } from '../../pipeline/runner.js';
 import { startSimMarket, type SimMarket } from '../../sim/index.js';
 import { venues } from '../../pipeline/venues/index.js';
+import { startTestApi, type TestApi } from '../support/api.js';
 import { openTestDatabase, testLog } from '../support/db.js';
 import { rng } from '../support/market.js';
 import * as ref from '../support/reference.js';
@@ -21,8 +21,7 @@ const now = Date.now();
 const start = now - 40 * 60_000; // within every venue's reach, and few enough for Quidax's ~100
 let sim: SimMarket;
 let db: Database;
-let api: RunningApi;
-let key: string;
+let api: TestApi;
 const trades: TradeRow[] = [];
 
 function writeReplay() {
@@ -55,16 +54,14 @@ beforeAll(async () => {
   sim = await startSimMarket({ replay: file });
   db = await openTestDatabase();
   const config = loadConfig({ MARKET: 'simulated', SIM_URL: sim.url, AFRATES_VAR_DIR: dir });
-  const deps = await buildDeps(config, testLog, db.sql, { namespace: `replay-${now}` });
-  const pipeline = new Pipeline({ config, log: testLog, sql: db.sql, venues, unpaced: true, initialLookbackMs: 3_600_000, onCycle: () => deps.snapshot.refresh() });
+  const pipeline = new Pipeline({ config, log: testLog, sql: db.sql, venues, unpaced: true, initialLookbackMs: 3_600_000 });
   const cycle = await pipeline.runTradeCycle();
   expect(cycle.errors).toEqual([]);
   const fx = await pipeline.runFxCycle();
   // the file quotes NGN only: the other currencies are reported missing, NGN is stored
   expect(fx.errors.map((e) => e.error)).toEqual(['no rate for ZAR, KES, GHS, UGX', 'no rate for ZAR, KES, GHS, UGX']);
   await pipeline.stop();
-  api = await startApi(deps, '127.0.0.1', 0);
-  key = (await deps.keys.issue({ tier: 'enterprise' })).apiKey;
+  api = await startTestApi({ db, env: { MARKET: 'simulated', SIM_URL: sim.url } });
 });
 
 afterAll(async () => {
@@ -75,7 +72,7 @@ afterAll(async () => {
 });
 
 async function get(p: string) {
-  const res = await fetch(`${api.url}${p}`, { headers: { 'X-API-Key': key } });
+  const res = await fetch(`${api.api.url}${p}`, { headers: { 'X-API-Key': api.keys.enterprise } });
   return { status: res.status, headers: res.headers, body: await res.json() };
 }
 

@@ -12,10 +12,7 @@ import type { ReadRouter } from '../../lib/db/replicas.js';
 import type { Logger } from '../../lib/log.js';
 import type { Lookup } from '../../lib/webhooks/addresses.js';
 import { refreshAggregates } from '../../lib/db/refresh.js';
-import { parametersInForce } from '../../lib/methodology/parameters.js';
-import { softwareIdentity } from '../../lib/software.js';
-import { Certifier } from '../../pipeline/certify/issue.js';
-import { publishingRecords } from '../../pipeline/records.js';
+import { publishing } from '../../pipeline/records.js';
 import { startApiPart, type ApiPart } from '../../api/process.js';
 import { READING_MS as HEALTH_READING_MS } from '../../api/routes/health.js';
 import type { RunningApi } from '../../api/server.js';
@@ -169,7 +166,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
     if (!opts.db) {
       // what the pipeline does after a cycle: settle (by the lag: no venue has reported where it
       // stands) and certify the settled buckets, signed with this server's keys
-      const certifier = new Certifier(db.sql, { signer: proc.signer, issuerUrl: config.publicUrl, market: config.market, software: softwareIdentity(), parameters: parametersInForce(config.settleAfterSeconds) }, publishingRecords(db.sql, proc.signer).onIssued);
+      const { certifier } = publishing({ config, log: proc.log, sql: db.sql, signer: proc.signer });
       const now = new Date();
       await settle(db.sql, await settlementAt(db.sql, now, config.settleAfterSeconds), certifier, now);
       if (opts.fixings) await publishDueFixings(db.sql, certifier, new Date());
