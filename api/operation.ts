@@ -71,8 +71,14 @@ export function requireTier(ctx: Pick<AppContext, 'state'>, needed: Tier, what: 
   }
 }
 
-/** What a tier refusal names: the operation's feature, or its method and path. */
-export const featureOf = (op: Operation) => op.feature ?? `${op.method.toUpperCase()} ${op.path.replace(/:(\w+)/g, '{$1}')}`;
+const features = new WeakMap<Operation, string>();
+
+/** What a tier refusal names: the operation's feature, or its method and path (made once an operation: admit asks on every request). */
+export function featureOf(op: Operation): string {
+  let feature = features.get(op);
+  if (feature === undefined) features.set(op, (feature = op.feature ?? `${op.method.toUpperCase()} ${op.path.replace(/:(\w+)/g, '{$1}')}`));
+  return feature;
+}
 
 /** 403 interval_not_available unless the caller's tier has candles of `interval`. */
 export function requireInterval(ctx: AppContext, interval: IntervalName): void {
