@@ -2,11 +2,10 @@
 // name (`tsx bench/streams.bench.ts sse binance`; all three by default, as `make bench` runs it).
 //
 // sse: trade-to-SSE latency with 1,000 clients. The test API (test/support/api.ts, 2 hours of
-// market) with its live snapshot hearing the writers' trade notices as bin/service.ts wires it
-// (`snapshot.hear(tradeNotices(...))`); 1,000 open GET /v1/rates/stream?pairs=BTCNGN,ETHNGN,USDTNGN
-// held by a child process (so parsing 1,000 streams does not share the server's event loop), 125
-// Enterprise keys of their own accounts, 8 streams each (under every per-key, per-account and
-// concurrency cap). Then ROUNDS trades, one every ~1.5 s: one luno BTCNGN trade timed now (its
+// market: the service's API part, its live snapshot hearing the process's trade notices); 1,000
+// open GET /v1/rates/stream?pairs=BTCNGN,ETHNGN,USDTNGN held by a child process (so parsing 1,000
+// streams does not share the server's event loop), 125 Enterprise keys of their own accounts, 8
+// streams each (under every per-key, per-account and concurrency cap). Then ROUNDS trades, one every ~1.5 s: one luno BTCNGN trade timed now (its
 // price luno's last), written through the pipeline's writer (storeTrades with the notices, as a
 // stream's flush writes); each client notes when the first event whose luno source time is that
 // trade's reaches it. Latency: that moment minus the moment storeTrades was called (one clock: the
@@ -155,8 +154,7 @@ async function partSse(): Promise<void> {
   const t = await startTestApi({ hours: 2 });
   const child = forkChild('sse-clients');
   try {
-    const notices = tradeNotices(t.db.sql, t.db.kind);
-    await t.api.deps.snapshot.hear(notices);
+    const { notices } = t; // the ones its live snapshot hears, as the service's does
     const keyCount = Math.ceil(SSE_CLIENTS / STREAMS_PER_KEY);
     const keys: string[] = [];
     for (let i = 0; i < keyCount; i++) keys.push((await t.api.deps.keys.issue({ tier: 'enterprise', customerName: `sse bench ${i}` })).apiKey);

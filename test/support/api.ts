@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { Redis } from 'ioredis';
 import { loadConfig, type Config } from '../../lib/config.js';
 import type { Database } from '../../lib/db/connect.js';
+import type { TradeNotices } from '../../lib/db/notices.js';
 import type { ReadRouter } from '../../lib/db/replicas.js';
 import type { Logger } from '../../lib/log.js';
 import type { Lookup } from '../../lib/webhooks/addresses.js';
@@ -37,6 +38,8 @@ export interface TestApi {
   readonly namespace: string;
   /** The API's metrics, recorded as the service records them with METRICS_PORT set. */
   readonly metrics: ServiceMetrics;
+  /** The process's trade notices, which its live snapshot hears: a writer in this process announces on them. */
+  readonly notices: TradeNotices;
   /** A new key of that tier, with its own rate-limit budget. */
   key(tier: Tier): Promise<string>;
   get(path: string, key?: string | null, headers?: Record<string, string>): Promise<HttpResult>;
@@ -195,6 +198,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
     redis: deps.redis,
     namespace: deps.keys.scope!.prefix,
     metrics: proc.metrics!,
+    notices: proc.notices,
     key: async (tier) => (await deps.keys.issue({ tier, customerName: `${tier} customer` })).apiKey,
     async get(p, key, headers = {}) {
       const res = await request(api.url, 'GET', p, { headers: { ...(key ? { 'X-API-Key': key } : {}), ...headers } });
