@@ -39,7 +39,12 @@ export interface Routing {
 export function memoisedRouting(router: Router<AppState>, operations: readonly Operation[]): Routing {
   const byRoute = new Map(operations.map((op) => [`${op.method.toUpperCase()} ${op.path}`, op]));
   const found = new Map<string, Found>();
+  // a request asks three times (admit, its share, the router): the last answer is kept apart
+  let lastPath = '';
+  let lastMethod = '';
+  let lastFound: Found | undefined;
   const lookup = (path: string, method: string): Found => {
+    if (lastFound !== undefined && path === lastPath && method === lastMethod) return lastFound;
     const key = `${method} ${path}`;
     let f = found.get(key);
     if (f === undefined) {
@@ -55,6 +60,9 @@ export function memoisedRouting(router: Router<AppState>, operations: readonly O
       if (found.size >= 10_000) found.clear(); // bounded: paths carry parameters, and whatever a client sends
       found.set(key, f);
     }
+    lastPath = path;
+    lastMethod = method;
+    lastFound = f;
     return f;
   };
   const dispatch = router.routes() as unknown as Koa.Middleware<AppState>;
