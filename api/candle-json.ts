@@ -17,6 +17,8 @@ import { byteStream, gzipEncoded, sendStream } from './streamed.js';
  * in: a small request waits out at most this at each of its steps (bench/README.md, fairness).
  */
 const CANDLES_PER_SLICE = 50;
+/** Characters of JSON sent on at a time (a few slices'). */
+const PIECE_CHARS = 64 * 1024;
 
 type Head = Pick<HistoricalResponse, 'pair' | 'interval' | 'start' | 'end'>;
 type Meta = HistoricalResponse['meta'];
@@ -77,7 +79,8 @@ async function* pageText(
   shape: (c: PageRow) => unknown,
   meta: (rows: number, hasMore: boolean, last: string | null) => Meta,
 ): AsyncGenerator<string> {
-  yield `${JSON.stringify(head).slice(0, -1)},"data":[`;
+  // slices are joined into pieces of PIECE_CHARS: a piece is a write to gzip's thread and back
+  let piece = `${JSON.stringify(head).slice(0, -1)},"data":[`;
   let written = 0;
   let hasMore = false;
   let last: string | null = null;
@@ -89,12 +92,16 @@ async function* pageText(
         break reading;
       }
       const text = JSON.stringify(slice.map(shape));
-      yield written === 0 ? text.slice(1, -1) : `,${text.slice(1, -1)}`;
+      piece += written === 0 ? text.slice(1, -1) : `,${text.slice(1, -1)}`;
       written += slice.length;
       at += slice.length;
       last = slice[slice.length - 1]!.t;
+      if (piece.length >= PIECE_CHARS) {
+        yield piece;
+        piece = '';
+      }
       await nextTurn();
     }
   }
-  yield `],"meta":${JSON.stringify(meta(written, hasMore, last))}}`;
+  yield `${piece}],"meta":${JSON.stringify(meta(written, hasMore, last))}}`;
 }
