@@ -7,6 +7,7 @@ import http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createLogger } from '../lib/log.js';
 import { TIER_RULES } from '../lib/tiers.js';
+import { pageSlots } from '../api/limits/concurrency.js';
 import { seedMonth, startTestApi } from '../test/support/api.js';
 import { check, header, limitRow, machine, percentile, round, runBench, table } from './support.js';
 
@@ -57,7 +58,7 @@ async function main(): Promise<void> {
   const m = machine();
   header("fairness: one customer's 200 concurrent 10,000-candle pages beside another customer's small pages", [
     `client and server in ONE process on ${m.cpus} cores; ${process.env.BENCH_DATABASE_URL ? 'a TimescaleDB server (BENCH_DATABASE_URL) on the same machine, a pool of 10' : 'the embedded TimescaleDB (one connection) in a worker thread'}`,
-    `flood: one Enterprise key, ${FLOOD} clients each asking for a ${PAGE_ROWS.toLocaleString('en-US')}-candle 5m page (gzip) again and again, waiting Retry-After when refused (share: ${TIER_RULES.enterprise.concurrent} in flight)`,
+    `flood: one Enterprise key, ${FLOOD} clients each asking for a ${PAGE_ROWS.toLocaleString('en-US')}-candle 5m page (gzip) again and again, waiting Retry-After when refused (share: ${TIER_RULES.enterprise.concurrent} slots, a page ${pageSlots(PAGE_ROWS)} of them)`,
     `second customer: another Enterprise customer's key, ${LIGHT_REQUESTS} requests for 24 1h candles one after another (or ${LIGHT_MAX_MS / 1000} s), alone, then under the flood`,
   ]);
   // BENCH_DATABASE_URL: a TimescaleDB server (a database of its own, created and dropped), whose pool has 10 connections

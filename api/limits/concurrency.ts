@@ -1,18 +1,25 @@
 // Each customer's share of an API process: at most TIER_RULES[tier].concurrent slots in flight at
 // once, all its keys together (a customer's keys share its limits). A request takes one slot, a
-// page of candles one per DEFAULT_PAGE candles it asks for (its work on this process's thread and
-// database grows with its candles), at most the whole share, so a customer with nothing in flight
-// can always start any request. Past the share, 429 rate_limit_exceeded with Retry-After, at
+// page of candles one per PAGE_SLOT_CANDLES candles it asks for (its work on this process's thread
+// and database grows with its candles), at most the whole share, so a customer with nothing in
+// flight can always start any request. Past the share, 429 rate_limit_exceeded with Retry-After, at
 // once: a burst of heavy pages from one customer then queues nobody else's requests behind it
 // (docs/decisions.md, "Each customer's share").
 // Per process, not in Redis: what is shared out is this process's (its event loop, its database
 // connections), and a count in Redis would outlive a process that died holding slots.
 // The middleware that takes a request's slots: api/middleware/concurrency.ts.
-import { DEFAULT_PAGE } from '../../lib/tiers.js';
+import { TIER_RULES } from '../../lib/tiers.js';
 
-/** The slots a page of `candles` candles takes: one per DEFAULT_PAGE, at least one. */
+/**
+ * The candles a page may ask for in one slot: Builder's largest page, so every page up to it (the
+ * dashboard's chart asks for up to 2,000 beside its other requests) counts as one request, and an
+ * Enterprise 10,000-candle page as four.
+ */
+export const PAGE_SLOT_CANDLES = TIER_RULES.builder.maxPage;
+
+/** The slots a page of `candles` candles takes: one per PAGE_SLOT_CANDLES, at least one. */
 export function pageSlots(candles: number): number {
-  return Number.isFinite(candles) && candles > DEFAULT_PAGE ? Math.ceil(candles / DEFAULT_PAGE) : 1;
+  return Number.isFinite(candles) && candles > PAGE_SLOT_CANDLES ? Math.ceil(candles / PAGE_SLOT_CANDLES) : 1;
 }
 
 /** What an owner holds: slots, and the requests holding them. */

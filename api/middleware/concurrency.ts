@@ -1,14 +1,14 @@
 // Each customer's share of an API process, taken per request (the counts: api/limits/concurrency.ts):
-// one slot, or the slots its operation says it takes (a page of candles: one per 500 candles).
+// one slot, or the slots its operation says it takes (a page of candles: one per 2,500 candles).
 // A request holds its slots until its route is done and, for an answer made as it is sent, until
 // that is sent (or the client left); a live stream only while it is opened (the stream caps bound
 // those).
 import type Koa from 'koa';
 import type { AppState } from '../context.js';
 import { ApiError } from '../errors.js';
-import type { InFlight, Refused } from '../limits/concurrency.js';
+import { PAGE_SLOT_CANDLES, type InFlight, type Refused } from '../limits/concurrency.js';
 import type { Routing } from '../routing.js';
-import { DEFAULT_PAGE, TIER_RULES, tierLabel, type Tier } from '../../lib/tiers.js';
+import { TIER_RULES, tierLabel, type Tier } from '../../lib/tiers.js';
 
 /** Retry-After of a refused request, in seconds: a share frees up as soon as a request ends. */
 const RETRY_AFTER_SECONDS = 1;
@@ -16,7 +16,7 @@ const RETRY_AFTER_SECONDS = 1;
 function refusal(tier: Tier, share: number, { held, asked }: Refused): ApiError {
   // pages weighed by their size are named when they are why: this one, or those in flight
   const weighed = asked > 1 || held.slots > held.requests;
-  const why = weighed ? ` A page of candles counts as one request per ${DEFAULT_PAGE} candles, up to all ${share}: this one as ${asked}, with ${held.slots} taken.` : '';
+  const why = weighed ? ` A page of candles counts as one request per ${PAGE_SLOT_CANDLES.toLocaleString('en-US')} candles, up to all ${share}: this one as ${asked}, with ${held.slots} taken.` : '';
   return new ApiError(429, 'rate_limit_exceeded', `At most ${share} requests at once per account on the ${tierLabel(tier)} tier; retry when one has been answered.${why}`, {
     'Retry-After': String(RETRY_AFTER_SECONDS),
     // the IETF headers name the "concurrency" policy, so a client can tell it from a spent minute

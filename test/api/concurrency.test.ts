@@ -78,7 +78,7 @@ describe('concurrency shares', () => {
 });
 
 describe('a page weighed by its candles', () => {
-  it('counts one request per 500 candles: a 10,000-candle page runs alone, refusing the same customer meanwhile, and starts whenever nothing else is in flight', async () => {
+  it('counts one request per 2,500 candles: two 10,000-candle pages take the whole share, refusing the same customer meanwhile, while a page up to 2,500 counts as one', async () => {
     const share = TIER_RULES.enterprise.concurrent;
     const heavy = await t.key('enterprise');
     const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
@@ -91,15 +91,15 @@ describe('a page weighed by its candles', () => {
     const held = () => t.api.deps.limiter.inFlight.count(`key:${customer!.id}`);
 
     const release = await holdDatabase();
-    let bigPage: Promise<HttpResult> | undefined;
+    let bigPages: Promise<HttpResult>[] = [];
     try {
-      // nothing in flight: the 10,000-candle page starts, and takes the whole share (20 of 500, at most all 8)
-      bigPage = request(t.api.url, 'GET', big, { headers: { 'X-API-Key': heavy } });
-      await until('the page in flight', () => held() === share, 10_000);
+      // two 10,000-candle pages (four slots each) take the whole share of 8
+      bigPages = [0, 1].map(() => request(t.api.url, 'GET', big, { headers: { 'X-API-Key': heavy } }));
+      await until('the pages in flight', () => held() === share, 10_000);
       const over = await request(t.api.url, 'GET', small, { headers: { 'X-API-Key': heavy } });
       expect(over.status).toBe(429);
       expect(over.body.error).toBe('rate_limit_exceeded');
-      expect(over.body.message).toBe(`At most ${share} requests at once per account on the Enterprise tier; retry when one has been answered. A page of candles counts as one request per 500 candles, up to all ${share}: this one as 1, with ${share} taken.`);
+      expect(over.body.message).toBe(`At most ${share} requests at once per account on the Enterprise tier; retry when one has been answered. A page of candles counts as one request per 2,500 candles, up to all ${share}: this one as 1, with ${share} taken.`);
       expect(over.headers.get('Retry-After')).toBe('1');
       expect(over.headers.get('RateLimit-Policy')).toBe(`"concurrency";q=${share}`);
       expect(over.headers.get('RateLimit')).toBe('"concurrency";r=0;t=1');
@@ -112,21 +112,22 @@ describe('a page weighed by its candles', () => {
     } finally {
       await release();
     }
-    expect((await bigPage!).status).toBe(200);
-    await until('the page left the share', () => held() === 0, 10_000);
+    expect((await Promise.all(bigPages)).map((r) => r.status)).toEqual([200, 200]);
+    await until('the pages left the share', () => held() === 0, 10_000);
 
-    // five 100-candle pages in flight (five slots): a 2,000-candle page (four) is refused, one of 1,500 (three) is not
+    // four 100-candle pages and a 2,500-candle one in flight (five slots): a 10,000-candle page
+    // (four) is refused, one of 7,500 (three) is not
     const again = await holdDatabase();
     let pages: Promise<HttpResult>[] = [];
     try {
-      pages = Array.from({ length: 5 }, () => request(t.api.url, 'GET', small, { headers: { 'X-API-Key': heavy } }));
+      pages = [...Array.from({ length: 4 }, () => small), `/v1/rates/historical?${range}&limit=2500`].map((p) => request(t.api.url, 'GET', p, { headers: { 'X-API-Key': heavy } }));
       await until('five pages in flight', () => held() === 5, 10_000);
-      const four = await request(t.api.url, 'GET', `/v1/rates/historical?${range}&limit=2000`, { headers: { 'X-API-Key': heavy } });
+      const four = await request(t.api.url, 'GET', big, { headers: { 'X-API-Key': heavy } });
       expect(four.status).toBe(429);
       expect(four.body.message).toContain(`this one as 4, with 5 taken`);
       expect(four.headers.get('RateLimit')).toBe(`"concurrency";r=${share - 5};t=1`);
-      pages.push(request(t.api.url, 'GET', `/v1/rates/historical?${range}&limit=1500`, { headers: { 'X-API-Key': heavy } }));
-      await until('the 1,500-candle page in flight too', () => held() === share, 10_000);
+      pages.push(request(t.api.url, 'GET', `/v1/rates/historical?${range}&limit=7500`, { headers: { 'X-API-Key': heavy } }));
+      await until('the 7,500-candle page in flight too', () => held() === share, 10_000);
     } finally {
       await again();
     }
