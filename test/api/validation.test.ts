@@ -39,7 +39,7 @@ const cases: Array<[string, number, string, string]> = [
   ['/v1/rates/historical?pair=BTCNGN&start=01-11-2026&end=2026-11-02', 400, 'validation_error', 'start'],
   ['/v1/rates/historical?pair=BTCNGN&start=2026-11-01&end=2026-02-30', 400, 'validation_error', 'end'],
   ['/v1/rates/historical?pair=BTCNGN&start=2026-11-05&end=2026-11-02', 400, 'validation_error', 'end'],
-  [`${H}&interval=15m`, 400, 'validation_error', 'interval'],
+  [`${H}&interval=30m`, 400, 'validation_error', 'interval'],
   [`${H}&limit=0`, 400, 'validation_error', 'limit'],
   [`${H}&limit=-5`, 400, 'validation_error', 'limit'],
   [`${H}&limit=10001`, 400, 'validation_error', 'limit'],
