@@ -220,19 +220,24 @@ describe.runIf(onServers)('read replicas (a real primary and streaming replica)'
       // the primary answers first (the replica has not replayed the cycle), with the new trade
       expect((await newestCandle()).close).toBe(stored.price);
       expect(read.states()[0]!.reads).toBe(replicaReads);
-      // and every read after it has it, until (and after) the replica serves again
+      // and every read after it has it, until (and after) the replica serves again. Read every
+      // 2.5 s, longer than the replay delay: each read the primary answers moves the fence to the
+      // primary's newest position, which other writers to the server (the suite's other files)
+      // move on all the time, so a replica 2 s behind passes the fence only when no read in the
+      // last 2 s went to the primary
       await until(
         'the replica serves reads again',
         async () => {
           expect((await newestCandle()).close).toBe(stored.price);
           return read.states()[0]!.reads >= replicaReads + 3;
         },
-        15_000,
+        40_000,
+        2_500,
       );
     } finally {
       await undelayReplay();
     }
-  });
+  }, 60_000);
 
   it.runIf(canStopReplica)('skips a stopped replica with one log line, answers every request meanwhile, says so in health, and takes it back only once it has what the primary showed', async () => {
     // a router of its own besides: it has served from the replica alone (no fence but where the
