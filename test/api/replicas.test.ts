@@ -256,7 +256,7 @@ describe.runIf(onServers)('read replicas (a real primary and streaming replica)'
     const statuses: number[] = [];
     let loading = true;
     // a customer reading pages all along: from the replica, then (it stopping) from the primary (a
-    // customer of its own: the checks' 10,000-candle pages take their customer's whole share)
+    // customer of its own: each of the checks' 10,000-candle pages takes half its customer's share)
     const reader = await t.key('enterprise');
     const load = (async () => {
       while (loading) statuses.push((await t.get(`/v1/rates/historical?pair=${PAIR}&interval=1h&start=${day(Date.now())}&end=${day(Date.now())}`, reader)).status);

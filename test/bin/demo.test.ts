@@ -184,7 +184,7 @@ describe('make demo, as a newcomer first meets it', () => {
     const today = new Date().toISOString().slice(0, 10);
     const pairs = ['BTCNGN', 'BTCZAR', 'BTCKES'];
     /** Each pair's 5-minute candles that had ended 10 minutes before `at`: the history, settled by now. */
-    // one page after another: a 10,000-candle page takes a customer's whole share of the process
+    // one page after another: a 10,000-candle page takes half an Enterprise customer's share
     // (docs/decisions.md, "Each customer's share of a process")
     const history = async (at: number) => {
       const out: Record<string, { time: string }[]> = {};
