@@ -443,6 +443,8 @@ describe('certificates verified independently', () => {
     await configureRetention(w.db.sql, 1);
     await runStorageJobs(w.db.sql);
     expect(await rawTrades()).toBe(0);
+    // the policy removed again: a server's job scheduler would drop the late trades below as well
+    await configureRetention(w.db.sql, null);
 
     // and a venue's late trades land in that bucket, and the aggregates are refreshed over it
     await insertTrades(w.db.sql, [
