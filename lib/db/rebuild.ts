@@ -6,7 +6,7 @@
 // or the new one, complete, never one part-built.
 
 import { restatementId, timestamp } from '../format.js';
-import { INTERVALS } from '../intervals.js';
+import { INTERVALS, candleSubject, type IntervalName } from '../intervals.js';
 import type { Logger } from '../log.js';
 import * as x from '../methodology/exact.js';
 import { divergence, figureRules, publishedRate } from '../methodology/rules.js';
@@ -220,7 +220,7 @@ export function describe(previews: readonly Preview[]): string {
  */
 export async function recordRestatements(tx: Tx, changes: readonly SettledChange[], reason: string, files: readonly string[]): Promise<number> {
   if (changes.length === 0) return 0;
-  const subjects = [...new Set(changes.map((c) => `candle_${c.interval}`))];
+  const subjects = [...new Set(changes.map((c) => candleSubject(c.interval as IntervalName)))];
   const last = new Map(
     (await tx<{ key: string; original: string; restated: string }[]>`
       SELECT DISTINCT ON (pair, subject, time) pair || ' ' || subject || ' ' || (extract(epoch FROM time) * 1000)::bigint AS key, original::text, restated::text
@@ -236,13 +236,17 @@ export async function recordRestatements(tx: Tx, changes: readonly SettledChange
   for (const c of changes) {
     const now = vwap(c.before);
     const next = vwap(c.after);
-    if (now === null || next === null) continue;
-    const subject = `candle_${c.interval}`;
+    // a settled candle whose VWAP the change takes away (or gives) has no rate to restate: refused,
+    // so no published candle changes without its record
+    if (now === null || next === null) throw new Error(`refused: the change leaves the settled ${c.interval} candle of ${c.pair} at ${c.bucket.toISOString()} without a VWAP, which no restatement can record. Nothing was changed.`);
+    const subject = candleSubject(c.interval as IntervalName);
     const key = `${c.pair} ${subject} ${c.bucket.getTime()}`;
     const before = last.get(key);
     const first = settled.get(key);
-    const previous = before?.restated ?? now;
-    const original = before?.original ?? (first ? publishedRate(x.div(x.parseDecimal(first.pv), x.parseDecimal(first.volume))) : previous);
+    // the rate last published for it: its latest restatement, else its value at settlement (as pipeline/restate.ts)
+    const published = first ? publishedRate(x.div(x.parseDecimal(first.pv), x.parseDecimal(first.volume))) : now;
+    const previous = before?.restated ?? published;
+    const original = before?.original ?? published;
     const fields = Object.fromEntries(
       Object.keys(c.before).filter((k) => c.before[k] !== c.after[k]).map((k) => [k, { previous: c.before[k], restated: c.after[k] }]),
     );
