@@ -81,11 +81,18 @@ export interface RestateResult {
  */
 export async function restate(sql: Sql, since: Date | null, now: Date, onRestated?: OnRestated): Promise<RestateResult> {
   const horizon = new Date(now.getTime() - windowHours() * 3_600_000);
-  const [clock] = await sql<{ looked: Date }[]>`SELECT now() AS looked`;
-  const looked = clock!.looked;
-  const from = since ?? new Date(looked.getTime() - windowHours() * 3_600_000);
-  const touched = await sql<{ pair: string; oldest: Date }[]>`
-    SELECT pair, min(oldest) AS oldest FROM late_trades WHERE noticed_at > ${from} GROUP BY pair ORDER BY pair`;
+  // the database's time of this look comes with what it found (one row even when nothing is late)
+  const found = await sql<{ looked: Date; pair: string | null; oldest: Date | null }[]>`
+    SELECT c.looked, t.pair, t.oldest
+    FROM (SELECT now() AS looked) c
+    LEFT JOIN LATERAL (
+      SELECT pair, min(oldest) AS oldest FROM late_trades
+      WHERE noticed_at > coalesce(${since}::timestamptz, c.looked - make_interval(hours => ${windowHours()}))
+      GROUP BY pair
+    ) t ON true
+    ORDER BY t.pair`;
+  const looked = found[0]!.looked;
+  const touched = found.filter((r): r is { looked: Date; pair: string; oldest: Date } => r.pair !== null);
   const out: Restatement[] = [];
   for (const t of touched) {
     const candles = await sql<{ interval: IntervalName; bucket: Date; settled_pv: string; settled_volume: string; pv: string; volume: string; previous: string | null; original: string | null; settled_at: Date }[]>`
