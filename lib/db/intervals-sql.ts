@@ -1,8 +1,8 @@
 // views/20_candles.sql, generated (never a file in sql/): what SQL knows of the candle intervals,
 // from lib/intervals.ts, their one list. Applied with the repeatable files (lib/db/migrate.ts), so
 // a changed list re-applies it and everything after it.
-import crypto from 'node:crypto';
 import { INTERVALS } from '../intervals.js';
+import { checksumOf } from './sql-files.js';
 
 const text = (s: string) => `'${s.replace(/'/g, "''")}'`;
 const cases = (value: (i: (typeof INTERVALS)[number]) => string) => INTERVALS.map((i) => `WHEN ${text(i.name)} THEN ${value(i)}`).join(' ');
@@ -47,5 +47,5 @@ ${INTERVALS.map(
 FROM ${i.aggregate}`,
 ).join('\nUNION ALL\n')};
 `;
-  return { name: 'views/20_candles.sql', text: sql, checksum: crypto.createHash('sha256').update(sql).digest('hex') };
+  return { name: 'views/20_candles.sql', text: sql, checksum: checksumOf(sql) };
 }

@@ -18,7 +18,6 @@
 // each) each migrate on start: one applies while the others wait for it (a progress line every few
 // seconds), then find nothing pending. Neither layer fails because another process is migrating.
 // A process whose SQL objects are older than the database's (sql_builds) leaves them alone.
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,7 +63,7 @@ ${cases}
   END::numeric
 $$;
 `;
-  return { name: 'functions/00_methodology_parameters.sql', text, checksum: crypto.createHash('sha256').update(text).digest('hex') };
+  return { name: 'functions/00_methodology_parameters.sql', text, checksum: checksumOf(text) };
 }
 
 function filesOf(sqlDir: string, folder: string): SqlObjectFile[] {
@@ -73,7 +72,7 @@ function filesOf(sqlDir: string, folder: string): SqlObjectFile[] {
     .filter((f) => f.endsWith('.sql'))
     .map((f) => {
       const text = fs.readFileSync(path.join(sqlDir, folder, f), 'utf8');
-      return { name: `${folder}/${f}`, text, checksum: crypto.createHash('sha256').update(text).digest('hex') };
+      return { name: `${folder}/${f}`, text, checksum: checksumOf(text) };
     });
 }
 
@@ -161,7 +160,7 @@ async function migrateSteps(url: string, log: Logger, sqlDir: string, opts: Migr
     const reapplied = rebuilt.length > 0 ? objects : objects.slice(Math.max(0, objects.findIndex(changed)));
     if (rebuilt.length === 0 && !objects.some(changed)) {
       // nothing to apply: record this build, and the checksums recorded before substance counted
-      if (newest?.build !== build || files.some((f) => recorded.get(f.name) !== checksumOf(f.text))) {
+      if (newest?.build !== build || files.some((f) => recorded.get(f.name) !== f.checksum)) {
         await sql.begin((tx) => record(tx, files, build));
       }
       return { applied };
@@ -243,7 +242,7 @@ async function migrateSteps(url: string, log: Logger, sqlDir: string, opts: Migr
 
 /** Records every file's checksum (forgetting files that are no more) and this build as the newest. */
 async function record(tx: Tx, files: readonly SqlObjectFile[], build: string): Promise<void> {
-  const rows = files.map((f) => ({ file: f.name, checksum: checksumOf(f.text) }));
+  const rows = files.map((f) => ({ file: f.name, checksum: f.checksum }));
   await tx`DELETE FROM sql_objects WHERE file NOT IN (SELECT r.file FROM jsonb_to_recordset(${tx.json(rows)}) AS r(file text))`;
   await tx`
     INSERT INTO sql_objects (file, checksum) SELECT r.file, r.checksum FROM jsonb_to_recordset(${tx.json(rows)}) AS r(file text, checksum text)

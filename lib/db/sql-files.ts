@@ -7,6 +7,7 @@ import crypto from 'node:crypto';
 export interface SqlObjectFile {
   readonly name: string;
   readonly text: string;
+  /** checksumOf(text), worked out once when the file is read */
   readonly checksum: string;
 }
 
@@ -41,11 +42,11 @@ export const checksumOf = (text: string): string => sha256(substance(text));
 
 /** Whether a file is the one recorded: the same substance (or the very same text, as recorded before substance counted). */
 export const unchanged = (file: SqlObjectFile, recorded: string | undefined): boolean =>
-  recorded !== undefined && (recorded === checksumOf(file.text) || recorded === sha256(file.text));
+  recorded !== undefined && (recorded === file.checksum || recorded === sha256(file.text));
 
 /** The digest of a set of files: what a process's release of the SQL objects is, for the version guard. */
 export function buildOf(files: readonly SqlObjectFile[]): string {
-  return sha256(files.map((f) => `${f.name}\n${checksumOf(f.text)}\n`).join('')).slice(0, 16);
+  return sha256(files.map((f) => `${f.name}\n${f.checksum}\n`).join('')).slice(0, 16);
 }
 
 /** An aggregate file: the aggregate it makes (its first line says so) and the aggregates it reads. */
