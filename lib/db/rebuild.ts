@@ -229,7 +229,10 @@ export async function recordRestatements(tx: Tx, changes: readonly SettledChange
   );
   const settled = new Map(
     (await tx<{ key: string; pv: string; volume: string }[]>`
-      SELECT pair || ' candle_' || interval || ' ' || (extract(epoch FROM bucket) * 1000)::bigint AS key, pv::text, volume::text FROM settled_values`).map((r) => [r.key, r]),
+      SELECT pair || ' candle_' || interval || ' ' || (extract(epoch FROM bucket) * 1000)::bigint AS key, pv::text, volume::text
+      FROM settled_values v
+      JOIN jsonb_to_recordset(${tx.json(changes.map((c) => ({ pair: c.pair, interval: c.interval, bucket: c.bucket.toISOString() })))}) AS k(pair text, interval text, bucket timestamptz)
+        USING (pair, interval, bucket)`).map((r) => [r.key, r]),
   );
   const vwap = (v: Record<string, string | null>) => (v.pv && v.volume && Number(v.volume) > 0 ? publishedRate(x.div(x.parseDecimal(v.pv), x.parseDecimal(v.volume))) : null);
   const rows = [];
