@@ -6,7 +6,7 @@
 // is computed").
 import type { Arithmetic, Rational } from './exact.js';
 import * as x from './exact.js';
-import { divergence, figureRules, percent, publishedRate, verificationStatus, type VerificationStatus } from './rules.js';
+import { divergence, figureRules, percent, publishedRate, venuesQuality, verificationStatus, type VerificationStatus } from './rules.js';
 import { num, round } from '../format.js';
 
 /** What a candle's figures are made from: its sums, its USDT leg's and the FX rate, its venues' spread (candle_page's row). */
@@ -55,7 +55,7 @@ export function candleFiguresIn<T>(A: Arithmetic<T>) {
 }
 
 /** A candle's data quality: high with two venues or more, medium with one, low with none. */
-export const candleDataQuality = (venues: number): 'high' | 'medium' | 'low' => (venues >= 2 ? 'high' : venues === 1 ? 'medium' : 'low');
+export const candleDataQuality = venuesQuality;
 
 /** A VWAP as published, from its sums (the end-of-day snapshot's: the day's candle). */
 export const publishedVwap = (pv: string, volume: string): number => Number(publishedRate(x.div(x.parseDecimal(pv), x.parseDecimal(volume))));

@@ -92,6 +92,9 @@ export function outliers(prices: readonly Rational[], limit: Rational = OUTLIER_
   return agreed ? out.sort((a, b) => a - b) : [];
 }
 
+/** A settled window's or candle's data quality, from how many venues traded in it. */
+export const venuesQuality = (venues: number): Exclude<DataQuality, 'stale'> => (venues >= 2 ? 'high' : venues === 1 ? 'medium' : 'low');
+
 export function dataQuality(freshSources: number, newestAgeSeconds: number, syntheticOnly: boolean): DataQuality {
   if (newestAgeSeconds > STALE_SECONDS) return 'stale';
   if (syntheticOnly || freshSources === 0) return 'low';

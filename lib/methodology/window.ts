@@ -5,7 +5,7 @@
 // divergence, status, confidence and data quality. Pure: the inputs are read by the pipeline.
 import * as x from './exact.js';
 import type { Rational } from './exact.js';
-import { combineVenues, confidence, dispersion, divergence, percent, publishedRate, verificationStatus, type DataQuality, type ExclusionReason, type VerificationStatus } from './rules.js';
+import { combineVenues, confidence, dispersion, divergence, percent, publishedRate, venuesQuality, verificationStatus, type DataQuality, type ExclusionReason, type VerificationStatus } from './rules.js';
 
 /** A trade exactly as stored: decimal strings, the venue's own id and time. */
 export interface TradeRecord {
@@ -128,6 +128,6 @@ export function computeWindow(w: WindowInputs): WindowResult {
     divergencePct: div === null ? null : percent(div),
     status: verificationStatus(div, w.quote, rate === null),
     confidence: rate ? confidence({ sources: sources.length, dispersion: dispersion(combined.usedPrices), divergence: div, quote: w.quote, ageSeconds: 0 }) : null,
-    dataQuality: sources.length >= 2 ? 'high' : sources.length === 1 ? 'medium' : 'low',
+    dataQuality: venuesQuality(sources.length),
   };
 }
