@@ -1,8 +1,8 @@
 // GET /v1/indices: MXNCI and ACLI now, with the change against 24 hours earlier
 // (sql/functions/90_indices.sql).
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
-import { num, numeric, timestamp } from '../../lib/format.js';
-import { indexChange } from '../../lib/methodology/figures.js';
+import { numeric, timestamp } from '../../lib/format.js';
+import { indexFigures } from '../../lib/methodology/figures.js';
 import type { Operation } from '../operation.js';
 import { indexAt } from '../queries/rates.js';
 import { INDICES_RESPONSE, type IndicesResponse } from '../schemas.js';
@@ -27,11 +27,9 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const indices: IndicesResponse['indices'] = {};
     for (const name of q.index ? [q.index] : INDICES) {
       const [current, before] = await deps.read.run(async (sql) => [await indexAt(sql, name, now), await indexAt(sql, name, dayAgo)]);
-      const value = num(current?.value);
       indices[name] = {
         index_name: name,
-        value,
-        ...indexChange(value, num(before?.value)),
+        ...indexFigures(current?.value, before?.value),
         components: Object.fromEntries(
           Object.entries(current?.components ?? {}).map(([pair, c]) => [pair, { price: numeric(c.price), weight: numeric(c.weight) }]),
         ),

@@ -3,7 +3,7 @@
 // cross-rate (sql/functions/70_spread_inputs.sql). Not order-book depth, and it says so.
 import type { AppContext, AppDeps, AppRouter } from '../context.js';
 import { notFound, unavailable } from '../errors.js';
-import { num, numeric, timestamp } from '../../lib/format.js';
+import { numeric, timestamp } from '../../lib/format.js';
 import { spreadFigures } from '../../lib/methodology/figures.js';
 import { knownPair, type Operation } from '../operation.js';
 import { spreadNow } from '../queries/rates.js';
@@ -39,19 +39,19 @@ export function mount(router: AppRouter, deps: AppDeps): void {
     const sources = rows
       .filter((r) => r.exchange !== null)
       .map((r) => ({ exchange: r.exchange!, bid: numeric(r.bid), ask: numeric(r.ask) }));
-    sources.push({ exchange: 'synthetic', bid: numeric(f.synthetic), ask: numeric(f.synthetic) });
+    sources.push({ exchange: 'synthetic', bid: f.synthetic, ask: f.synthetic });
     ctx.body = {
       pair: pair.pair,
-      bid: numeric(f.bid),
-      ask: numeric(f.ask),
-      mid: numeric(f.mid),
-      spread: numeric(f.spread),
+      bid: f.bid,
+      ask: f.ask,
+      mid: f.mid,
+      spread: f.spread,
       spread_bps: f.spread_bps,
-      synthetic: { price: num(f.synthetic), source: `${pair.base}/USDT VWAP x USD/${pair.quote} (median of fresh FX sources)` },
+      synthetic: { price: f.synthetic, source: `${pair.base}/USDT VWAP x USD/${pair.quote} (median of fresh FX sources)` },
       premium: {
-        absolute: num(f.premium),
+        absolute: f.premium,
         pct: f.premium_pct,
-        interpretation: interpretPremium(f.premiumPct, pair.quote),
+        interpretation: interpretPremium(f.premium_pct, pair.quote),
       },
       timestamp: timestamp(overall.bucket),
       sources,

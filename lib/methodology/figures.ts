@@ -2,12 +2,12 @@
 // ./rules.ts (rounding, divergence, status, confidence): a candle's (historical, exports, and the
 // end-of-day snapshot's VWAP), the spread, the premium (now and over time) and an index's change.
 // The live rate is combined in lib/live/snapshot.ts, a certified rate and a fixing in ./window.ts,
-// an index's value in sql/functions/90_indices.sql (ARCHITECTURE.md, "Where each published figure
+// an index's value in sql/functions/90_indices.sql (rounded here) (ARCHITECTURE.md, "Where each published figure
 // is computed").
 import type { Arithmetic, Rational } from './exact.js';
 import * as x from './exact.js';
-import { divergence, figureRules, percent, publishedRate, venuesQuality, verificationStatus, type VerificationStatus } from './rules.js';
-import { num, round } from '../format.js';
+import { param } from './parameters.js';
+import { basisPoints, divergence, figureRules, percent, publishedRate, venuesQuality, verificationStatus, type VerificationStatus } from './rules.js';
 
 /** What a candle's figures are made from: its sums, its USDT leg's and the FX rate, its venues' spread (candle_page's row). */
 export interface CandleSums {
@@ -75,23 +75,22 @@ export interface PremiumBucket {
   readonly data_points: string | number;
 }
 
-const PREMIUM_PCT_DECIMALS = 4;
+/** A percentage the database computed (numeric text) as published: rounded half-even to divergence_pct_decimals. */
+const publishedPct = (pct: Rational): number => Number(x.toFixedPlaces(pct, param('divergence_pct_decimals')));
 
-/** A premium series' percentages as published (4 decimals), and over the whole range: the average weighted by observations, the extremes. */
+/** A premium series' percentages as published, and over the whole range: the average weighted by observations, the extremes; exact. */
 export function premiumSeriesFigures(rows: readonly PremiumBucket[]) {
-  const points = rows.reduce((n, r) => n + Number(r.data_points), 0);
-  const avg = points ? rows.reduce((s, r) => s + Number(r.avg_premium_pct) * Number(r.data_points), 0) / points : null;
+  const buckets = rows.map((r) => ({ avg: x.parseDecimal(r.avg_premium_pct), max: x.parseDecimal(r.max_premium_pct), min: x.parseDecimal(r.min_premium_pct), points: Number(r.data_points) }));
+  const points = buckets.reduce((n, b) => n + b.points, 0);
+  const weighted = x.sum(buckets.map((b) => x.mul(b.avg, x.rational(BigInt(b.points)))));
+  const extreme = (pick: (b: (typeof buckets)[number]) => Rational, sign: 1 | -1) =>
+    buckets.length ? publishedPct(buckets.map(pick).reduce((a, b) => (x.compare(b, a) === sign ? b : a))) : null;
   return {
-    buckets: rows.map((r) => ({
-      avg_premium_pct: round(Number(r.avg_premium_pct), PREMIUM_PCT_DECIMALS),
-      max_premium_pct: round(Number(r.max_premium_pct), PREMIUM_PCT_DECIMALS),
-      min_premium_pct: round(Number(r.min_premium_pct), PREMIUM_PCT_DECIMALS),
-      data_points: Number(r.data_points),
-    })),
+    buckets: buckets.map((b) => ({ avg_premium_pct: publishedPct(b.avg), max_premium_pct: publishedPct(b.max), min_premium_pct: publishedPct(b.min), data_points: b.points })),
     overall: {
-      avg_premium_pct: avg === null ? null : round(avg, PREMIUM_PCT_DECIMALS),
-      max_premium_pct: rows.length ? round(Math.max(...rows.map((r) => Number(r.max_premium_pct))), PREMIUM_PCT_DECIMALS) : null,
-      min_premium_pct: rows.length ? round(Math.min(...rows.map((r) => Number(r.min_premium_pct))), PREMIUM_PCT_DECIMALS) : null,
+      avg_premium_pct: points ? publishedPct(x.div(weighted, x.rational(BigInt(points)))) : null,
+      max_premium_pct: extreme((b) => b.max, 1),
+      min_premium_pct: extreme((b) => b.min, -1),
       data_points: points,
     },
   };
@@ -99,20 +98,36 @@ export function premiumSeriesFigures(rows: readonly PremiumBucket[]) {
 
 /**
  * The spread (GET /v1/rates/spread) from the bucket's low (bid) and high (ask) across venues and its
- * synthetic price: mid, spread, spread in basis points (2 decimals), premium of the mid over the
- * synthetic price, absolute and in percent (4 decimals).
+ * synthetic price (positive), exact: mid, spread and the premium of the mid over the synthetic price as rates
+ * are published; the spread in basis points of the mid and the premium in percent as percentages
+ * are (lib/methodology/rules.ts).
  */
 export function spreadFigures(bidText: string, askText: string, syntheticText: string) {
-  const bid = Number(bidText);
-  const ask = Number(askText);
-  const mid = (bid + ask) / 2;
-  const synthetic = Number(syntheticText);
-  const premiumPct = ((mid - synthetic) / synthetic) * 100;
-  return { bid, ask, mid, spread: ask - bid, spread_bps: round(((ask - bid) / mid) * 10_000, 2), synthetic, premium: mid - synthetic, premiumPct, premium_pct: round(premiumPct, 4) };
+  const bid = x.parseDecimal(bidText);
+  const ask = x.parseDecimal(askText);
+  const synthetic = x.parseDecimal(syntheticText);
+  const mid = x.div(x.add(bid, ask), x.rational(2n));
+  const spread = x.sub(ask, bid);
+  return {
+    bid: Number(publishedRate(bid)),
+    ask: Number(publishedRate(ask)),
+    mid: Number(publishedRate(mid)),
+    spread: Number(publishedRate(spread)),
+    spread_bps: basisPoints(x.div(spread, mid)),
+    synthetic: Number(publishedRate(synthetic)),
+    premium: Number(publishedRate(x.sub(mid, synthetic))),
+    premium_pct: percent(x.div(x.sub(mid, synthetic), synthetic)),
+  };
 }
 
-/** An index's change over 24 hours (GET /v1/indices), absolute and in percent (4 decimals); null without both values. */
-export function indexChange(value: number | null, previous: number | null): { change_24h: number | null; change_pct_24h: number | null } {
-  const change = value !== null && previous !== null ? value - previous : null;
-  return { change_24h: change === null ? null : num(change), change_pct_24h: change === null || !previous ? null : round((change / previous) * 100, 4) };
+/** An index's value and its change over 24 hours (GET /v1/indices) from the two values as numeric text, exact: value and change as rates are published, the change in percent as percentages are; null where a value is missing. */
+export function indexFigures(valueText: string | null | undefined, previousText: string | null | undefined) {
+  const value = valueText == null ? null : x.parseDecimal(valueText);
+  const previous = previousText == null ? null : x.parseDecimal(previousText);
+  const change = value && previous ? x.sub(value, previous) : null;
+  return {
+    value: value ? Number(publishedRate(value)) : null,
+    change_24h: change ? Number(publishedRate(change)) : null,
+    change_pct_24h: change && previous && previous.n !== 0n ? percent(x.div(change, previous)) : null,
+  };
 }

@@ -21,7 +21,7 @@ export const PARAMETERS = {
   bucket_seconds: { value: 300, unit: 'seconds', description: 'Width of a candle bucket and of a certified rate window (5 minutes, aligned to UTC).' },
   rate_significant_digits: { value: 12, unit: 'digits', description: 'A certified rate, fixing or live rate is rounded to this many significant digits.' },
   rounding: { value: 'half_even', unit: 'rule', description: 'Rounding of every published decimal: to the nearest, ties to the even digit.' },
-  divergence_pct_decimals: { value: 4, unit: 'digits', description: 'Decimal places of divergence_pct (percent).' },
+  divergence_pct_decimals: { value: 4, unit: 'digits', description: 'Decimal places of every published percentage: divergence_pct, premiums and changes in percent (a spread in basis points has two fewer).' },
   confidence_decimals: { value: 3, unit: 'digits', description: 'Decimal places of confidence.' },
   outlier_limit: { value: 0.05, unit: 'fraction', description: "A venue whose VWAP deviates from the median of the other venues' VWAPs by more than this is left out (live rates: it comes back once below half of this, so it does not flap)." },
   outlier_min_venues: { value: 3, unit: 'venues', description: 'The outlier test runs only with at least this many venues; a majority is never left out.' },

@@ -156,7 +156,7 @@ export function figureRules<T>(A: Arithmetic<T>) {
       return A.compare(pct, t.verified) <= 0 ? 'verified' : A.compare(pct, t.caution) <= 0 ? 'caution' : 'unverified';
     },
 
-    /** A divergence as the percent the API shows: rounded half-even to divergence_pct_decimals, a plain decimal string. */
+    /** A fraction (a divergence, a premium, a change) as the percent the API shows: rounded half-even to divergence_pct_decimals, a plain decimal string. */
     percentText: (fraction: T): string => A.toFixedPlaces(A.mul(fraction, HUNDRED), param('divergence_pct_decimals')),
 
     /**
@@ -185,7 +185,12 @@ export function figureRules<T>(A: Arithmetic<T>) {
       return Math.round(Number(A.toSignificant(exact, 17)) * a * f) / f;
     },
   };
-  return { ...rules, percent: (fraction: T): number => Number(rules.percentText(fraction)) };
+  return {
+    ...rules,
+    percent: (fraction: T): number => Number(rules.percentText(fraction)),
+    /** A fraction in basis points, to the same precision as a percent (two places fewer). */
+    basisPoints: (fraction: T): number => Number(A.toFixedPlaces(A.mul(fraction, A.ratio(10_000)), param('divergence_pct_decimals') - 2)),
+  };
 }
 
-export const { publishedRate, divergence, verificationStatus, percent, confidence } = figureRules(x.EXACT);
+export const { publishedRate, divergence, verificationStatus, percent, basisPoints, confidence } = figureRules(x.EXACT);
