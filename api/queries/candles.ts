@@ -44,11 +44,6 @@ export interface CandlePageQuery {
   readonly limit: number;
 }
 
-/** Up to limit + 1 candles, so the caller knows whether there is another page. */
-export function candlePage(sql: Sql, q: CandlePageQuery) {
-  return pageRows(sql, q.interval, q.pair, firstFrom(q), q.to, q.limit + 1);
-}
-
 // strictly after the cursor: buckets start on whole minutes, so one millisecond later will do
 const firstFrom = (q: { readonly from: Date; readonly after: Date | null }) => (q.after ? new Date(Math.max(q.after.getTime() + 1, q.from.getTime())) : q.from);
 

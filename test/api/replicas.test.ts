@@ -10,7 +10,7 @@ import type { Database } from '../../lib/db/connect.js';
 import { refreshAggregates } from '../../lib/db/refresh.js';
 import { ReadRouter } from '../../lib/db/replicas.js';
 import { insertTrades, type TradeRow } from '../../pipeline/store.js';
-import { candlePage } from '../../api/queries/candles.js';
+import { candleChunks } from '../../api/queries/candles.js';
 import { seedMarket, startTestApi, type TestApi } from '../support/api.js';
 import { openTestDatabase } from '../support/db.js';
 import { canStopReplica, delayReplay, onReplica, onServers, pauseReplay, resumeReplay, startReplica, stopReplica, undelayReplay, untilReplayed } from '../support/replica.js';
@@ -246,8 +246,10 @@ describe.runIf(onServers)('read replicas (a real primary and streaming replica)'
     const own = new ReadRouter(db.sql, [onReplica(db.url)], { log: pino({ level: 'silent' }), maxLagSeconds: 3600, statementTimeoutMs: 10_000, probeEveryMs: 100 });
     const ownNewestClose = async () => {
       const to = new Date(Date.now() + FIVE_MINUTES);
-      const rows = await own.run((sql) => candlePage(sql, { pair: PAIR, interval: '5m', from: new Date(Date.now() - 86_400_000), to, after: null, limit: 10_000 }));
-      return Number(rows.at(-1)!.close);
+      const chunks = await own.run((sql) => candleChunks(sql, { pair: PAIR, interval: '5m', from: new Date(Date.now() - 86_400_000), to, after: null, limit: 10_000 }));
+      let close: string | undefined;
+      for await (const rows of chunks) close = rows.at(-1)!.close;
+      return Number(close);
     };
     await own.start();
     await untilServedByReplica('the replica serves reads');
