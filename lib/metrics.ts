@@ -1,7 +1,7 @@
 // The service's Prometheus metrics: one registry per process, built with the process's shared parts
 // (lib/process.ts) when METRICS_PORT is set, and the observers the API, the pipeline and the
-// webhook worker record into (their interfaces are theirs: api/middleware/metrics.ts,
-// pipeline/metrics.ts, met here by shape), so that only this module knows prom-client. What is cheaper to read than to
+// webhook worker record into (RequestObserver and PipelineMetrics, below: defined here, where both
+// the API and the pipeline may import them), so that only this module knows prom-client. What is cheaper to read than to
 // keep (open streams, Redis' state, the database, settlement lag, the webhook backlog) is read at
 // each scrape; what the database holds, at most every few seconds and one reading at a time.
 // Node's own (event-loop lag, memory, GC, handles) are prom-client's default metrics.
@@ -23,6 +23,32 @@ const WEBHOOK_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 const READING_MS = 5_000;
 /** A database that does not answer in this long is reported down (as GET /v1/health does). */
 const READING_TIMEOUT_MS = 2_000;
+
+/**
+ * What the service's monitoring hears of each answered request. A route is its template
+ * (`/v1/certificates/:pair/:timestamp`), never the path a client sent: what a client sends would
+ * make a new series of every path.
+ */
+export interface RequestObserver {
+  answered(method: string, route: string, status: number, seconds: number): void;
+  /** A 429, by the caller's tier ('keyless': a request without a key, limited by address). */
+  limited(tier: string): void;
+}
+
+/** What the pipeline tells its observer, as plain calls: the pipeline knows nothing of how they are counted or exposed. */
+export interface PipelineMetrics {
+  /** A venue's collection run ended (a run skipped while the venue pauses after failures is not one). */
+  venueRun(venue: string, run: { readonly seconds: number; readonly inserted: number; readonly errors: readonly unknown[]; readonly late: number }): void;
+  /**
+   * A publish or an FX cycle ended, after `seconds`; `failed`: the publish steps (settle, refresh,
+   * fx, fixings, restate, transparency, storage) or FX sources that failed in it.
+   */
+  cycle(kind: 'publish' | 'fx', seconds: number, failed: readonly string[]): void;
+  /** Every pair's settled_through as recorded (at start, then after each settlement recorded). */
+  settled(through: ReadonlyMap<string, Date>): void;
+  /** Settled values restated in a publish (late trades moved them beyond the threshold). */
+  restated(count: number): void;
+}
 
 interface DatabaseReading {
   readonly up: boolean;
@@ -92,31 +118,31 @@ export class ServiceMetrics implements MetricsSource {
   }
 
   /** The API's observer: every answered request, and the 429s by tier. */
-  readonly requestObserver = {
-    answered: (method: string, route: string, status: number, seconds: number) => {
+  readonly requestObserver: RequestObserver = {
+    answered: (method, route, status, seconds) => {
       this.requests.inc({ method, route, status });
       this.latency.observe({ method, route }, seconds);
     },
-    limited: (tier: string) => this.limited.inc({ tier }),
+    limited: (tier) => this.limited.inc({ tier }),
   };
 
   /** The pipeline's observer. */
-  readonly pipelineObserver = {
-    venueRun: (venue: string, run: { readonly seconds: number; readonly inserted: number; readonly errors: readonly unknown[]; readonly late: number }) => {
+  readonly pipelineObserver: PipelineMetrics = {
+    venueRun: (venue, run) => {
       this.venueSeconds.observe({ venue }, run.seconds);
       this.inserted.inc({ venue }, run.inserted);
       this.venueFailures.inc({ venue }, run.errors.length);
       this.late.inc({ venue }, run.late);
     },
-    cycle: (kind: 'publish' | 'fx', seconds: number, failed: readonly string[]) => {
+    cycle: (kind, seconds, failed) => {
       this.cycleSeconds.observe({ kind }, seconds);
       for (const step of failed) this.cycleFailures.inc({ kind, step });
       this.cycleLast.set({ kind }, Date.now() / 1000);
     },
-    settled: (through: ReadonlyMap<string, Date>) => {
+    settled: (through) => {
       this.settledThrough = new Map(through);
     },
-    restated: (count: number) => this.restatements.inc(count),
+    restated: (count) => this.restatements.inc(count),
   };
 
   certificatesIssued(n: number): void {

@@ -15,7 +15,7 @@ import { refreshAggregates } from '../lib/db/refresh.js';
 import type { Logger } from '../lib/log.js';
 import { configureRetention, runStorageJobs } from './maintenance.js';
 import { dueFixings } from './fixings.js';
-import type { PipelineMetrics } from './metrics.js';
+import type { PipelineMetrics } from '../lib/metrics.js';
 import { pruneSettledValues, recordSettledValues, restate, type OnRestated } from './restate.js';
 import { FencedOut, type PublishLease } from './lease.js';
 import { recordSettlement, settledPoints, settlementAt, StoppedPartWay, type Certifier, type Settlement } from './settle.js';

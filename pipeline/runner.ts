@@ -13,7 +13,7 @@ import type { Exchange } from './ccxt.js';
 import { loadPairs, type Listing, type PairRow } from './discover.js';
 import { fxSources, type FxSource } from './fx/index.js';
 import type { PublishLease } from './lease.js';
-import type { PipelineMetrics } from './metrics.js';
+import type { PipelineMetrics } from '../lib/metrics.js';
 import { Publisher, type CycleReport } from './publish.js';
 import type { OnRestated } from './restate.js';
 import type { Certifier } from './settle.js';

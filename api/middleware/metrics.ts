@@ -4,12 +4,15 @@
 // api_request_minutes every few seconds, at every health reading and at shutdown; health sums the
 // table and what is not in it yet, so they survive restarts and cover every API process. Beside
 // them, each answer goes to the service's Prometheus metrics when they are on (RequestObserver,
-// below; lib/metrics.ts).
+// lib/metrics.ts).
 import type Koa from 'koa';
 import type { Sql } from '../../lib/db/connect.js';
 import type { Logger } from '../../lib/log.js';
+import type { RequestObserver } from '../../lib/metrics.js';
 import type { AppState } from '../request.js';
 import { addRequestMinutes, dropRequestMinutes, requestTotals } from '../queries/metrics.js';
+
+export type { RequestObserver };
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
@@ -131,17 +134,6 @@ function add(to: Counts, c: Counts): void {
   to.requests += c.requests;
   to.errors += c.errors;
   to.latencyMs += c.latencyMs;
-}
-
-/**
- * What the service's monitoring hears of each answered request (lib/metrics.ts counts it for
- * Prometheus). A route is its template (`/v1/certificates/:pair/:timestamp`), never the path a
- * client sent: what a client sends would make a new series of every path.
- */
-export interface RequestObserver {
-  answered(method: string, route: string, status: number, seconds: number): void;
-  /** A 429, by the caller's tier ('keyless': a request without a key, limited by address). */
-  limited(tier: string): void;
 }
 
 /** Hands each answered request to the observer, under its method and route. */
