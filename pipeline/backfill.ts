@@ -10,6 +10,7 @@
 // made at settlement only (docs/decisions.md), so history fetched later is not certified.
 import { withoutStatementTimeout, type Sql } from '../lib/db/connect.js';
 import { refreshAggregates } from '../lib/db/refresh.js';
+import type { FxReport } from '../lib/fx-report.js';
 import type { Logger } from '../lib/log.js';
 import { collect } from './collect.js';
 import { FX_CURRENCIES } from './fx/index.js';
@@ -88,14 +89,6 @@ export async function backfill(pipeline: Pipeline, sql: Sql, log: Logger, req: B
   await pipeline.recordBackfill(done);
   log.info({ rows: done.rowsBySource, errors: done.errors.length }, 'backfill finished');
   return done;
-}
-
-/** One FX source's report at one moment: units of each currency per 1 USD (times in ms). */
-export interface FxReport {
-  readonly source: string;
-  readonly observedAt: number;
-  readonly updatedAt: number;
-  readonly rates: Readonly<Record<string, number>>;
 }
 
 /**

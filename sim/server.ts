@@ -18,6 +18,7 @@
 // origin's (kept with its answer), a malformed body is the connection's (never kept).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { FxReport } from '../lib/fx-report.js';
 import { FaultBook, isFault, isStreamFaultKind } from './faults.js';
 import { toJson } from './json.js';
 import { GeneratedMarket } from './market.js';
@@ -34,15 +35,7 @@ import type { Wire, WireContext, WireRequest } from './wire.js';
 
 export type { Fault, FaultKind, SimTrade } from './types.js';
 export type { StreamOptions } from './stream-wire.js';
-
-/** One FX source's report at one moment: units of each currency per 1 USD. */
-export interface FxReport {
-  readonly source: FxSourceId;
-  readonly observedAt: number;
-  /** The source's own update time. */
-  readonly updatedAt: number;
-  readonly rates: Readonly<Record<string, number>>;
-}
+export type { FxReport } from '../lib/fx-report.js';
 
 export interface SimOptions {
   /** Default 1; same seed + same clock => same trades. */
