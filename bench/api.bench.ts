@@ -353,9 +353,80 @@ async function seedHistory(t: TestApi): Promise<{ start: Date; trades: number; i
   return { start, trades: trades.length, insertMs, refreshMs: since(t0) };
 }
 
+/** Bare, live and markets in turn for SMALL_ROUNDS rounds on connections kept open: each route's rounds. */
+async function smallRounds(apiBase: URL, bareBase: URL, keys: KeyPool): Promise<PhaseResult[][]> {
+  const small = (name: string, base: URL, path: string, keyed: boolean): Phase => ({
+    name,
+    base,
+    path,
+    headers: GZIP,
+    keys: keyed ? keys : null,
+    concurrency: SMALL_CONCURRENCY,
+    warmup: { ms: SMALL_WARMUP_MS },
+    timed: { ms: SMALL_DURATION_MS },
+  });
+  const smallPhases: Phase[] = [
+    // the same request as live's, key included (which it ignores): the ratio is the servers' alone
+    { ...small('bare Koa (1 middleware)', bareBase, '/', false), headers: { ...GZIP, 'X-API-Key': BARE_KEY } },
+    small('GET /v1/rates/live (3 pairs)', apiBase, '/v1/rates/live?pairs=BTCNGN,ETHNGN,USDTNGN', true),
+    small('GET /v1/rates/markets', apiBase, '/v1/rates/markets', true),
+  ];
+  const rounds: PhaseResult[][] = smallPhases.map(() => []);
+  const agents = smallPhases.map((p) => new http.Agent({ keepAlive: true, maxSockets: p.concurrency }));
+  try {
+    for (let round = 0; round < SMALL_ROUNDS; round++) {
+      // warmed once, in the first round; afterwards each round times on the connections already open
+      for (const [i, phase] of smallPhases.entries()) rounds[i]!.push(await measure(round === 0 ? phase : { ...phase, warmup: null }, agents[i]!));
+      const [b, l, mk] = rounds.map((r) => r[round]!);
+      console.log(`  round ${round + 1}: bare ${fmt(b!.rps)}, live ${fmt(l!.rps)} (${fmt(l!.rps / b!.rps)}), markets ${fmt(mk!.rps)} (${fmt(mk!.rps / b!.rps)}) req/s`);
+    }
+  } finally {
+    for (const a of agents) a.destroy();
+  }
+  return rounds;
+}
+
+/** The small routes' figures alone (the argument `small`): their table, ratios and the access log's count. */
+async function reportSmall(rounds: PhaseResult[][], log: ReturnType<typeof createLogger>, logFile: string): Promise<void> {
+  const results = rounds.map(pooled);
+  const ratios = { live: pairedRatio(rounds[1]!, rounds[0]!), markets: pairedRatio(rounds[2]!, rounds[0]!) };
+  console.log('');
+  console.log(
+    table([
+      ['route', 'conc', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'non-200', 'errors'],
+      ...results.map((r) => [r.name, r.concurrency, r.requests, r.rps, r.p50, r.p99, Object.entries(r.non200).map(([st, n]) => `${st}x${n}`).join(' ') || '0', r.errors]),
+    ]),
+  );
+  await new Promise<void>((resolve) => log.flush(() => resolve()));
+  const accessLines = fs.readFileSync(logFile, 'utf8').split('\n').filter((l) => l.includes('"msg":"request"')).length;
+  const apiRequests = results.slice(1).reduce((n, r) => n + r.requests, 0);
+  check(accessLines >= apiRequests, `the access log holds ${accessLines} lines for at least ${apiRequests} timed requests`);
+  console.log('');
+  console.log(
+    table([
+      ['figure', 'value', 'limit', 'ratio'],
+      limitRow('live req/s / bare Koa req/s (issue 31, access log on)', ratios.live, ISSUE31.liveRatio, true),
+      ['  pooled over the rounds', round(results[1]!.rps / results[0]!.rps, 3), '-', '-'],
+      limitRow('markets req/s / bare Koa req/s', ratios.markets, LIMITS.marketsRatio, true),
+      ['  pooled over the rounds', round(results[2]!.rps / results[0]!.rps, 3), '-', '-'],
+    ]),
+  );
+  console.log(JSON.stringify({ bench: 'api', part: 'small', at: new Date().toISOString(), ratios: { live: round(ratios.live, 3), markets: round(ratios.markets, 3) } }));
+  const bad = results.filter((r) => Object.keys(r.non200).length > 0 || r.errors > 0);
+  check(bad.length === 0, `non-200 answers or socket errors in: ${bad.map((r) => r.name).join(', ')}`);
+}
+
 const day = (d: Date) => d.toISOString().slice(0, 10);
 
+/** The parts a run can be limited to (arguments); none: all of it. */
+const PARTS = ['small'];
+
 async function main(): Promise<void> {
+  const asked = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+  const unknown = asked.filter((a) => !PARTS.includes(a));
+  check(unknown.length === 0, `unknown part(s) ${unknown.join(', ')}: choose from ${PARTS.join(', ')}`);
+  // small: only bare, live and markets (no history, page, SQL or RSS)
+  const smallOnly = asked.includes('small');
   const m = machine();
   header('api: closed-loop HTTP load against the real API and a bare Koa route', [
     `client and server run in ONE process and share the ${m.cpus} cores: figures are for the pair, not the server alone`,
@@ -363,6 +434,7 @@ async function main(): Promise<void> {
     `10k page: 2 single requests first (plain, gzip: sizes, checks, warm-up), then concurrency ${PAGE_CONCURRENCY} with gzip for ${PAGE_REQUESTS} requests or ${PAGE_MAX_MS / 1000} s, whichever ends first`,
     `keys: enterprise, ${KEY_SPREAD} customers' keys in turn, each for at most ${REQUESTS_PER_KEY} requests (limit 10,000/min per key, 8 in flight per customer); the rate limiter (in memory) stays in the path`,
     process.env.BENCH_DATABASE_URL ? 'database: a TimescaleDB server (BENCH_DATABASE_URL), a database of its own' : 'database: embedded TimescaleDB (PGlite, in memory, single connection) in the same process',
+    `parts: ${smallOnly ? 'small (bare, live and markets only)' : 'all'} (argument \`small\`: the small routes alone)`,
   ]);
 
   const onServer = Boolean(process.env.BENCH_DATABASE_URL);
@@ -375,6 +447,7 @@ async function main(): Promise<void> {
   const t = await startTestApi({ hours: 6, log });
   const bare = await startBareKoa();
   try {
+    if (smallOnly) return await reportSmall(await smallRounds(new URL(t.api.url), bare.base, new KeyPool(t)), log, logFile);
     const seeded = performance.now();
     const history = await seedHistory(t);
     console.log(`  setup: API up with 6 h of market in ${fmt((seeded - t0) / 1000)} s; history ${fmt(history.trades)} trades inserted in ${fmt(history.insertMs / 1000)} s, refreshed in ${fmt(history.refreshMs / 1000)} s`);
@@ -444,16 +517,6 @@ async function main(): Promise<void> {
     const httpFloorMs = median(pageSql) + jsonMs + gzipMs;
     const synthetic = (page.data as { verification: { synthetic_price: number | null } }[]).filter((c) => c.verification.synthetic_price !== null).length;
 
-    const small = (name: string, base: URL, path: string, keyed: boolean): Phase => ({
-      name,
-      base,
-      path,
-      headers: GZIP,
-      keys: keyed ? keys : null,
-      concurrency: SMALL_CONCURRENCY,
-      warmup: { ms: SMALL_WARMUP_MS },
-      timed: { ms: SMALL_DURATION_MS },
-    });
     const pagePhase = (name: string, headers: Record<string, string>): Phase => ({
       name,
       base: apiBase,
@@ -464,24 +527,7 @@ async function main(): Promise<void> {
       warmup: null, // the two probe requests above warmed it
       timed: { requests: PAGE_REQUESTS, ms: PAGE_MAX_MS },
     });
-    const smallPhases: Phase[] = [
-      // the same request as live's, key included (which it ignores): the ratio is the servers' alone
-      { ...small('bare Koa (1 middleware)', bare.base, '/', false), headers: { ...GZIP, 'X-API-Key': BARE_KEY } },
-      small('GET /v1/rates/live (3 pairs)', apiBase, '/v1/rates/live?pairs=BTCNGN,ETHNGN,USDTNGN', true),
-      small('GET /v1/rates/markets', apiBase, '/v1/rates/markets', true),
-    ];
-    const rounds: PhaseResult[][] = smallPhases.map(() => []);
-    const agents = smallPhases.map((p) => new http.Agent({ keepAlive: true, maxSockets: p.concurrency }));
-    try {
-      for (let round = 0; round < SMALL_ROUNDS; round++) {
-        // warmed once, in the first round; afterwards each round times on the connections already open
-        for (const [i, phase] of smallPhases.entries()) rounds[i]!.push(await measure(round === 0 ? phase : { ...phase, warmup: null }, agents[i]!));
-        const [b, l, mk] = rounds.map((r) => r[round]!);
-        console.log(`  round ${round + 1}: bare ${fmt(b!.rps)}, live ${fmt(l!.rps)} (${fmt(l!.rps / b!.rps)}), markets ${fmt(mk!.rps)} (${fmt(mk!.rps / b!.rps)}) req/s`);
-      }
-    } finally {
-      for (const a of agents) a.destroy();
-    }
+    const rounds = await smallRounds(apiBase, bare.base, keys);
     const pageRun = await measureAlone(pagePhase('GET /v1/rates/historical 10k x 5m', GZIP));
     console.log(`  ${pageRun.name}: ${fmt(pageRun.requests)} requests in ${fmt(pageRun.seconds)} s`);
     const results: PhaseResult[] = [...rounds.map(pooled), pageRun];
