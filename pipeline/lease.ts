@@ -60,8 +60,11 @@ export interface PublishLease {
   holds(): boolean;
   /** holds(), or else one attempt to take it. */
   check(): Promise<boolean>;
-  /** In a publishing transaction: refuses (FencedOut) unless this process's token is the lease's. */
-  fence(tx: Tx): Promise<void>;
+  /**
+   * In a publishing transaction: refuses (FencedOut) unless this process's token is the lease's.
+   * Bound to its lease: publishing steps are handed it as a function of its own.
+   */
+  readonly fence: (tx: Tx) => Promise<void>;
 }
 
 export class PublisherLease implements PublishLease {
@@ -166,7 +169,7 @@ export class PublisherLease implements PublishLease {
     this.o.onChange?.(false);
   }
 
-  async fence(tx: Tx): Promise<void> {
+  readonly fence = async (tx: Tx): Promise<void> => {
     if (this.o.sole) return;
     const mine = this.token;
     if (mine === null) throw new FencedOut();
@@ -180,7 +183,7 @@ export class PublisherLease implements PublishLease {
       this.lose('fenced out: another process holds the publisher lease; nothing of this transaction is stored');
       throw new FencedOut();
     }
-  }
+  };
 
   /** Stops renewing; the lease is given up at once (another process takes it on its next try) and this process's row removed. */
   async stop(): Promise<void> {

@@ -4,7 +4,7 @@
 // tests' publishing pipelines too, on pipeline/records.ts), webhook deliveries (a loop of their own) and webhook alerts
 // (after every cycle, and soon after stored trades), each counted in the process's metrics.
 import { ConfigError, type Config } from '../lib/config.js';
-import type { Database, Tx } from '../lib/db/connect.js';
+import type { Database } from '../lib/db/connect.js';
 import { Coalesced, Paced } from '../lib/coalesced.js';
 import { LiveSnapshot } from '../lib/live/snapshot.js';
 import type { Logger } from '../lib/log.js';
@@ -53,7 +53,6 @@ export async function startPipelinePart(p: ServiceProcess, opts: PipelinePartOpt
   });
   metrics?.watchPublisher(lease);
   p.stops('publisher lease', () => lease.stop()); // given up once nothing of this process publishes
-  const fence = (tx: Tx) => lease.fence(tx);
   // webhook deliveries: a loop of their own, never inside a cycle or a request
   const webhooks = new WebhookWorker({
     sql: db.sql,
@@ -96,7 +95,7 @@ export async function startPipelinePart(p: ServiceProcess, opts: PipelinePartOpt
     return alertRates;
   };
   // webhook alerts: after every cycle, and within a second of stored trades (folded together)
-  const alerts = new Coalesced(() => runAlerts({ sql: db.sql, log, observe: async ({ rates }) => observePairs(db.sql, rates ? (opts.snapshot ?? (await ratesNow())) : null), wake: () => webhooks.wake(), fence }), () => !stopping);
+  const alerts = new Coalesced(() => runAlerts({ sql: db.sql, log, observe: async ({ rates }) => observePairs(db.sql, rates ? (opts.snapshot ?? (await ratesNow())) : null), wake: () => webhooks.wake(), fence: lease.fence }), () => !stopping);
   const alertsSoon = new Paced(alerts, ALERT_SPACING_MS, (err) => log.warn({ err }, 'webhook alerts not observed'));
   const unlisten = await p.notices.listen(() => {
     if (lease.holds()) alertsSoon.ask();

@@ -120,7 +120,7 @@ export class Publisher {
       this.settled = (await settledPoints(sql).catch(() => null)) ?? this.settled;
       return this.finish({ startedAt, finishedAt: new Date(this.o.now()), rowsBySource, errors }, timer, failed);
     }
-    const fence = lease ? (tx: Tx) => lease.fence(tx) : undefined;
+    const fence = lease?.fence;
     const stopped = this.o.stopped;
     let fenced = false;
     /**

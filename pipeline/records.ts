@@ -1,7 +1,7 @@
 // What publishing records, one definition for the service's pipeline (pipeline/process.ts) and the
 // tests' (test/support/pipeline.ts, test/support/api.ts), so the two cannot drift apart.
 import type { Config } from '../lib/config.js';
-import type { Sql, Tx } from '../lib/db/connect.js';
+import type { Sql } from '../lib/db/connect.js';
 import type { Logger } from '../lib/log.js';
 import { parametersInForce } from '../lib/methodology/parameters.js';
 import type { CertificateSigner } from '../lib/signer.js';
@@ -29,7 +29,7 @@ export interface PublishingOptions {
  */
 export function publishing(o: PublishingOptions, clock?: () => number): { certifier: Certifier; onRestated: OnRestated; onPublished: (now: Date) => Promise<unknown> } {
   const { config, sql, signer, lease } = o;
-  const fence = lease ? (tx: Tx) => lease.fence(tx) : undefined;
+  const fence = lease?.fence;
   const certifier = new Certifier(
     sql,
     { signer, issuerUrl: config.publicUrl, market: config.market, software: softwareIdentity(config.gitCommit), parameters: parametersInForce(config.settleAfterSeconds), log: o.log, now: clock ? () => new Date(clock()) : undefined },
