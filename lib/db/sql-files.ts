@@ -12,27 +12,31 @@ export interface SqlObjectFile {
 }
 
 /**
+ * substance()'s tokens, read from where the last one ended (sticky), in this order: a comment or a
+ * run of whitespace (group 1: one space), a string literal or quoted name (kept whole, its spaces
+ * too), a run of characters none of which can begin either, any other one character: one pass
+ * over the text, every file being read at every start.
+ */
+const TOKEN = /(--[^\n]*|\/\*[\s\S]*?\*\/|\s+)|'(?:[^']|'')*'|"(?:[^"]|"")*"|[^-/\s'"]+|[\s\S]/y;
+
+/**
  * The text without comments, with every run of whitespace outside string literals made one space:
  * two texts that differ only in comments or layout run the same statements.
  */
 export function substance(text: string): string {
-  let out = '';
-  for (let i = 0; i < text.length; ) {
-    const rest = text.slice(i);
-    const token =
-      /^--[^\n]*/.exec(rest) ?? /^\/\*[\s\S]*?\*\//.exec(rest) ?? /^\s+/.exec(rest) ?? /^'(?:[^']|'')*'/.exec(rest) ?? /^"(?:[^"]|"")*"/.exec(rest);
-    if (!token) {
-      out += text[i];
-      i += 1;
-      continue;
+  const parts: string[] = [];
+  let spaced = true; // a space before anything would be trimmed
+  TOKEN.lastIndex = 0;
+  for (let m = TOKEN.exec(text); m; m = TOKEN.exec(text)) {
+    if (m[1] === undefined) {
+      parts.push(m[0]);
+      spaced = false;
+    } else if (!spaced) {
+      parts.push(' ');
+      spaced = true;
     }
-    const t = token[0];
-    if (t.startsWith('--') || t.startsWith('/*') || /^\s/.test(t)) {
-      if (!out.endsWith(' ')) out += ' ';
-    } else out += t;
-    i += t.length;
   }
-  return out.trim();
+  return parts.join('').trim();
 }
 
 const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest('hex');
