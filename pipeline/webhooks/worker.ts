@@ -102,11 +102,14 @@ function resultRows(r: Result, recordedAt: Date) {
   return { attempt, delivery: { id: r.deliveryId, state: givenUp ? 'failed' : 'pending', attempts: r.attempt, next_attempt_at: givenUp ? null : new Date(next).toISOString(), finished_at: givenUp ? recordedAt.toISOString() : null } };
 }
 
+/** A result and the rows it writes, built once: they size its statement and are what it writes. */
+interface Recorded {
+  readonly result: Result;
+  readonly rows: ReturnType<typeof resultRows>;
+}
+
 /** What a result adds to its statement: its rows, and its endpoint's last error. */
-const resultParams = (r: Result): unknown[] => {
-  const { attempt, delivery } = resultRows(r, new Date());
-  return [attempt, delivery, r.outcome?.error ?? null];
-};
+const recordedParams = ({ result, rows }: Recorded): unknown[] => [rows.attempt, rows.delivery, result.outcome?.error ?? null];
 
 /** The JSON a receiver gets: the same bytes on every attempt of an event. */
 function eventBody(e: { id: string; type: string; created_at: Date; pair: string | null; data: unknown }): string {
@@ -360,9 +363,11 @@ export class WebhookWorker {
 
   private async recordAll(): Promise<void> {
     while (this.results.length) {
-      for (const batch of batchesUnder(this.results.splice(0), resultParams)) {
+      const recordedAt = new Date(this.now());
+      const recorded = this.results.splice(0).map((result): Recorded => ({ result, rows: resultRows(result, recordedAt) }));
+      for (const batch of batchesUnder(recorded, recordedParams)) {
         try {
-          await this.write(batch);
+          await this.write(batch, recordedAt);
         } catch (err) {
           // their leases run out and they are made again: at least once
           this.o.log.error({ err, results: batch.length }, 'webhook results not recorded; those deliveries will be made again');
@@ -371,13 +376,14 @@ export class WebhookWorker {
     }
   }
 
-  /** One statement: the attempts, the deliveries' new states, and each endpoint's failing mark (disabled after 24 hours). */
-  private async write(batch: readonly Result[]): Promise<void> {
-    const recordedAt = new Date(this.now());
-    const made = batch.filter((r) => r.outcome !== null);
-    const rows = batch.map((r) => resultRows(r, recordedAt));
-    const attempts = rows.flatMap((r) => (r.attempt ? [r.attempt] : []));
-    const deliveries = rows.map((r) => r.delivery);
+  /**
+   * One statement: the attempts, the deliveries' new states, and each endpoint's failing mark
+   * (disabled after 24 hours). `recordedAt`: the flush's time, which its rows were built with.
+   */
+  private async write(batch: readonly Recorded[], recordedAt: Date): Promise<void> {
+    const made = batch.flatMap(({ result }) => (result.outcome !== null ? [result] : []));
+    const attempts = batch.flatMap(({ rows }) => (rows.attempt ? [rows.attempt] : []));
+    const deliveries = batch.map(({ rows }) => rows.delivery);
     // per endpoint, in the order they happened: a success clears its failing mark; failures since
     // the last success set it (from the first of them) unless it is set already
     const endpoints = new Map<number, { ok: boolean; reset: boolean; failingFrom: string | null; lastError: string | null }>();
