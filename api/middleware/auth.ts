@@ -43,24 +43,31 @@ export function admit(opts: {
   readonly limiter: RateLimiter;
   readonly routing: Pick<Routing, 'operationOf'>;
 }): Koa.Middleware<AppState> {
-  return async function admit(ctx, next) {
+  // not async: a known key's request counted in memory is admitted without a promise of its own
+  return function admit(ctx, next) {
     const op = opts.routing.operationOf(ctx.path, ctx.method);
     const access = op ? accessOf(op) : ({ key: null, limit: 'anonymous' } as const);
     const apiKey = ctx.get('X-API-Key');
     // compared as sent: Node's parser has already taken off the spaces and tabs around a header's
     // value (RFC 9110), and nothing else around a key (a no-break space) is part of the value
-    const customer = apiKey ? await opts.keys.authenticate(apiKey) : gatewayCustomer(ctx as unknown as Koa.Context, opts.gatewaySecret);
-    if (customer) ctx.state.customer = customer;
-    if (access.key === null && access.limit === 'public') {
-      ctx.set(await opts.limiter.consumePublic(ctx.ip));
-    } else if (access.key !== null || access.limit === 'anonymous') {
-      const { headers } = await opts.limiter.consume(customer ?? { id: `ip:${ctx.ip}`, tier: 'free' });
-      ctx.set(headers);
-    }
-    if (op && access.key !== null) {
-      if (!customer) throw new ApiError(401, 'unauthorized', apiKey ? 'The API key is invalid or revoked.' : 'Missing API key: send it in the X-API-Key header.');
-      requireTier(ctx, access.key, featureOf(op));
-    }
-    await next();
+    const customer = apiKey ? opts.keys.authenticate(apiKey) : gatewayCustomer(ctx as unknown as Koa.Context, opts.gatewaySecret);
+    const admitted = (customer: Customer | null): Promise<void> => {
+      if (customer) ctx.state.customer = customer;
+      const then = (headers: Record<string, string>): Promise<void> => {
+        ctx.set(headers);
+        if (op && access.key !== null) {
+          if (!customer) throw new ApiError(401, 'unauthorized', apiKey ? 'The API key is invalid or revoked.' : 'Missing API key: send it in the X-API-Key header.');
+          requireTier(ctx, access.key, featureOf(op));
+        }
+        return next();
+      };
+      if (access.key === null && access.limit === 'public') return opts.limiter.consumePublic(ctx.ip).then(then);
+      if (access.key !== null || access.limit === 'anonymous') {
+        const decision = opts.limiter.decide(customer ?? { id: `ip:${ctx.ip}`, tier: 'free' });
+        return decision instanceof Promise ? decision.then((d) => then(d.headers)) : then(decision.headers);
+      }
+      return then({});
+    };
+    return customer instanceof Promise ? customer.then(admitted) : admitted(customer);
   };
 }
