@@ -256,26 +256,35 @@ export class RateLimiter {
     const headers = limitHeaders('minute', rules.perMinute, used, minute, 60, policy.get(subject.tier)!);
     if (used > rules.perMinute) return this.refuseMinute(subject, rules, month, now, minute, headers);
     if (rules.perMonth !== null) {
-      const perMonth = rules.perMonth;
       const entry = `${subject.id}|${month.key}`;
-      const key = `${this.namespace}:month:${subject.id}:${month.key}`;
-      const expiresAt = month.next + MONTH_KEY_GRACE_MS;
-      const counted = (usedThisMonth: number): Decision => {
-        if (usedThisMonth > perMonth) throw monthSpent(perMonth, month, now, headers);
-        this.unflushed.set(entry, (this.unflushed.get(entry) ?? 0) + 1);
-        const monthLeft = Math.ceil((month.next - now) / 1000);
-        headers['X-Quota-Limit'] = String(perMonth);
-        headers['X-Quota-Remaining'] = String(perMonth - usedThisMonth);
-        headers.RateLimit += `, "month";r=${perMonth - usedThisMonth};t=${monthLeft}`;
-        this.countDay(subject, day);
-        return { headers };
-      };
-      const countMonth = () => this.countMonth(key, expiresAt, () => this.recoverMonth(entry, key, subject.id, month.key, expiresAt));
       // the month's usage is counted on top of what api_usage held: restored first, once
-      if (!this.restoredDone.has(entry)) return this.restoreOnce(entry, key, subject.id, month.key, expiresAt).then(async () => counted(await countMonth()));
-      const usedThisMonth = countMonth();
-      return typeof usedThisMonth === 'number' ? counted(usedThisMonth) : usedThisMonth.then(counted);
+      if (!this.restoredDone.has(entry)) {
+        const key = `${this.namespace}:month:${subject.id}:${month.key}`;
+        return this.restoreOnce(entry, key, subject.id, month.key, month.next + MONTH_KEY_GRACE_MS).then(() => this.countInMonth(subject, rules.perMonth!, month, day, now, headers));
+      }
+      return this.countInMonth(subject, rules.perMonth, month, day, now, headers);
     }
+    this.countDay(subject, day);
+    return { headers };
+  }
+
+  /** Counts the request in its month (restored); 429 past the quota; the month's headers added. */
+  private countInMonth(subject: LimitSubject, perMonth: number, month: Month, day: string, now: number, headers: Record<string, string>): Decision | Promise<Decision> {
+    const entry = `${subject.id}|${month.key}`;
+    const key = `${this.namespace}:month:${subject.id}:${month.key}`;
+    const expiresAt = month.next + MONTH_KEY_GRACE_MS;
+    const used = this.countMonth(key, expiresAt, () => this.recoverMonth(entry, key, subject.id, month.key, expiresAt));
+    return typeof used === 'number' ? this.counted(subject, perMonth, month, day, now, headers, used) : used.then((u) => this.counted(subject, perMonth, month, day, now, headers, u));
+  }
+
+  private counted(subject: LimitSubject, perMonth: number, month: Month, day: string, now: number, headers: Record<string, string>, usedThisMonth: number): Decision {
+    if (usedThisMonth > perMonth) throw monthSpent(perMonth, month, now, headers);
+    const entry = `${subject.id}|${month.key}`;
+    this.unflushed.set(entry, (this.unflushed.get(entry) ?? 0) + 1);
+    const monthLeft = Math.ceil((month.next - now) / 1000);
+    headers['X-Quota-Limit'] = String(perMonth);
+    headers['X-Quota-Remaining'] = String(perMonth - usedThisMonth);
+    headers.RateLimit += `, "month";r=${perMonth - usedThisMonth};t=${monthLeft}`;
     this.countDay(subject, day);
     return { headers };
   }
