@@ -1,14 +1,15 @@
-// A page of GET /v1/rates/historical as JSON. A page read in one statement is answered whole, as
-// every JSON answer is (its length known; gzipped over 2 KB: api/middleware/compress.ts). A longer
-// one is read a statement at a time (api/queries/candles.ts candleChunks) and its text made a
-// slice of candles at a time, the event loop's other work let in after each slice: a
-// 10,000-candle page costs this process's thread a few hundred milliseconds, which would otherwise
-// be one stall for every other customer's requests (docs/decisions.md, "Each customer's share").
+// A page of GET /v1/rates/historical as JSON. A page of up to WHOLE_PAGE_CANDLES is answered whole,
+// as every JSON answer is (its length known; gzipped over 2 KB: api/middleware/compress.ts). A
+// longer one is streamed: read a statement at a time (api/queries/candles.ts candleChunks, its
+// statements in their turn among the long reads: lib/db/long-reads.ts) and its text made a slice
+// of candles at a time, the event loop's other work let in after each slice: a 10,000-candle page
+// costs this process's thread a few hundred milliseconds, which would otherwise be one stall for
+// every other customer's requests (docs/decisions.md, "Each customer's share").
 // Either way the text is JSON.stringify's of the whole page, byte for byte.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { shapeCandle } from './candles.js';
 import type { AppContext, AppDeps, PairInfo } from './context.js';
-import { candleChunks, ROWS_PER_STATEMENT, type CandlePageQuery, type PageRow } from './queries/candles.js';
+import { candleChunks, PAGE_STATEMENT_ROWS, type CandlePageQuery, type PageRow } from './queries/candles.js';
 import type { HistoricalResponse } from './schemas.js';
 import { byteStream, gzipEncoded, sendStream } from './streamed.js';
 
@@ -17,6 +18,11 @@ import { byteStream, gzipEncoded, sendStream } from './streamed.js';
  * in: a small request waits out at most this at each of its steps (bench/README.md, fairness).
  */
 const CANDLES_PER_SLICE = 50;
+/**
+ * The longest page answered whole, with its Content-Length (the dashboard's chart asks for 2,000);
+ * a longer one is streamed (docs/decisions.md, "A JSON page of candles longer than 2,000 candles is streamed").
+ */
+export const WHOLE_PAGE_CANDLES = 2_000;
 /** Characters of JSON sent on at a time (a few slices'). */
 const PIECE_CHARS = 64 * 1024;
 
@@ -34,7 +40,7 @@ export interface JsonPage {
   readonly limitMax: number;
 }
 
-/** Answers the page: whole when one statement read it all, else streamed a slice of candles at a time. */
+/** Answers the page: whole up to WHOLE_PAGE_CANDLES, else streamed a slice of candles at a time. */
 export async function sendJsonPage(ctx: AppContext, deps: AppDeps, page: JsonPage): Promise<void> {
   const { query, pair, full } = page;
   const shape = (c: PageRow) => shapeCandle(c, pair.pair, pair.quote, full);
@@ -47,10 +53,19 @@ export async function sendJsonPage(ctx: AppContext, deps: AppDeps, page: JsonPag
     limit_max: page.limitMax,
   });
   // one candle past the page says whether another page follows
-  const chunks = await deps.read.run((sql) => candleChunks(sql, { ...query, limit: query.limit + 1 }));
-  const first = await chunks.next();
-  const rows = first.done ? [] : first.value;
-  if (rows.length < ROWS_PER_STATEMENT || rows.length > query.limit) {
+  const chunks = await deps.read.run((sql) => candleChunks(sql, { ...query, limit: query.limit + 1 }, { chunkRows: PAGE_STATEMENT_ROWS }));
+  // a page answered whole is read before answering, and so are the first 2,000-odd candles of a longer one
+  let rows: PageRow[] = [];
+  let ended = false;
+  while (rows.length <= WHOLE_PAGE_CANDLES) {
+    const next = await chunks.next();
+    if (next.done) {
+      ended = true;
+      break;
+    }
+    rows = rows.length ? rows.concat(next.value) : next.value;
+  }
+  if (ended || query.limit <= WHOLE_PAGE_CANDLES) {
     await chunks.return();
     const hasMore = rows.length > query.limit;
     const candles = hasMore ? rows.slice(0, query.limit) : rows;

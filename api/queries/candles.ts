@@ -6,6 +6,7 @@
 // range is never held in memory at once.
 import crypto from 'node:crypto';
 import type { Sql } from '../../lib/db/connect.js';
+import { longReadStatement } from '../../lib/db/long-reads.js';
 import type { IntervalName } from '../../lib/intervals.js';
 
 /**
@@ -71,10 +72,18 @@ export async function pageBounds(sql: Sql, q: CandlePageQuery): Promise<{ last: 
 }
 
 /**
- * Rows a statement of a long read takes: the embedded database's one connection serves other
- * requests between statements (about 50-100 ms each there), and two such chunks are all a reader holds.
+ * Rows a statement of a month's file takes (a Parquet row group each): the embedded database's one
+ * connection serves other requests between statements (about 50 ms each there), and two such
+ * chunks are all a reader holds.
  */
 export const ROWS_PER_STATEMENT = 2_000;
+
+/**
+ * Rows a statement of a page takes (JSON or CSV): a few milliseconds on the embedded database,
+ * which is as long as another customer's statement waits behind it (lib/db/long-reads.ts), for
+ * a few more statements per page (a 10,000-candle page reads 40).
+ */
+export const PAGE_STATEMENT_ROWS = 250;
 
 /**
  * The candles of [from, to) after `after`, oldest first, at most `limit`, in arrays of at most
@@ -85,9 +94,10 @@ export const ROWS_PER_STATEMENT = 2_000;
  */
 export async function candleChunks(sql: Sql, q: CandlePageQuery, opts: { chunkRows?: number; digest?: RowsDigest } = {}): Promise<AsyncGenerator<PageRow[], void>> {
   const { chunkRows = ROWS_PER_STATEMENT, digest } = opts;
+  // each statement in its turn among the long reads on this pool (lib/db/long-reads.ts)
   const read = digest
-    ? (from: Date, left: number) => pageRowsWithText(sql, q.interval, q.pair, from, q.to, Math.min(chunkRows, left))
-    : (from: Date, left: number) => pageRows(sql, q.interval, q.pair, from, q.to, Math.min(chunkRows, left));
+    ? (from: Date, left: number) => longReadStatement(sql, () => pageRowsWithText(sql, q.interval, q.pair, from, q.to, Math.min(chunkRows, left)))
+    : (from: Date, left: number) => longReadStatement(sql, () => pageRows(sql, q.interval, q.pair, from, q.to, Math.min(chunkRows, left)));
   const first = q.limit > 0 ? await read(firstFrom(q), q.limit) : [];
   return (async function* chunks() {
     let rows: PageRow[] = first;
@@ -95,7 +105,7 @@ export async function candleChunks(sql: Sql, q: CandlePageQuery, opts: { chunkRo
     for (;;) {
       left -= rows.length;
       const next = rows.length === chunkRows && left > 0 ? read(new Date(Date.parse(rows[rows.length - 1]!.t) + 1), left) : null;
-      next?.catch(() => {}); // sends it now (postgres.js sends a query when it is awaited); a failure is met below, or by no one if the caller stops
+      next?.catch(() => {}); // a failure is met below, or by no one if the caller stops
       if (rows.length) {
         digest?.add(rows as (PageRow & { row_text: string })[]);
         yield rows;
