@@ -74,7 +74,8 @@ function count(limiter: RateLimiter, ctx: AdmitContext, next: Koa.Next, op: Oper
 
 /** The limit's headers set; 401 without a valid key where one is needed, 403 below the operation's tier; else on. */
 function admitted(ctx: AdmitContext, next: Koa.Next, op: Operation | undefined, access: Access, apiKey: string, customer: Customer | null, headers: Record<string, string> | null): Promise<void> {
-  if (headers) ctx.set(headers);
+  // straight onto the response: nothing has been sent before admission
+  if (headers) for (const name in headers) ctx.res.setHeader(name, headers[name]!);
   if (op && access.key !== null) {
     if (!customer) throw new ApiError(401, 'unauthorized', apiKey ? 'The API key is invalid or revoked.' : 'Missing API key: send it in the X-API-Key header.');
     requireTier(ctx, access.key, featureOf(op));

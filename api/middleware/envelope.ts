@@ -45,9 +45,11 @@ export function envelope(opts: EnvelopeOptions): Koa.Middleware<AppState> {
   return async function envelope(ctx, next) {
     const started = process.hrtime.bigint();
     ctx.state.requestId = nextId();
-    ctx.set('X-Request-Id', ctx.state.requestId);
-    if (opts.simulated()) ctx.set('X-Afrates-Data', 'simulated');
-    ctx.set('Vary', VARY); // gzip by Accept-Encoding; CORS headers only with an Origin
+    // straight onto the response (nothing has been sent yet): Koa's ctx.set would check that first
+    const res = ctx.res;
+    res.setHeader('X-Request-Id', ctx.state.requestId);
+    if (opts.simulated()) res.setHeader('X-Afrates-Data', 'simulated');
+    res.setHeader('Vary', VARY); // gzip by Accept-Encoding; CORS headers only with an Origin
     setAnswerHeaders(ctx);
     try {
       try {

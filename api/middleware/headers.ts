@@ -21,7 +21,8 @@ export const ANSWER_HEADERS: Readonly<Record<string, string>> = {
 
 /** Sets the headers every answer has (before the route runs: a stream's headers leave with its first event). */
 export function setAnswerHeaders(ctx: Koa.Context): void {
-  ctx.set(ANSWER_HEADERS);
+  if (ctx.res.headersSent) return;
+  for (const name in ANSWER_HEADERS) ctx.res.setHeader(name, ANSWER_HEADERS[name]!);
 }
 
 /** An error's answer: never kept. */
