@@ -94,11 +94,12 @@ export const PAGE_STATEMENT_ROWS = 250;
  */
 export async function candleChunks(sql: Sql, q: CandlePageQuery, opts: { chunkRows?: number; digest?: RowsDigest } = {}): Promise<AsyncGenerator<PageRow[], void>> {
   const { chunkRows = ROWS_PER_STATEMENT, digest } = opts;
-  // each statement in its turn among the long reads on this pool (lib/db/long-reads.ts)
-  const read = digest
-    ? (from: Date, left: number) => longReadStatement(sql, () => pageRowsWithText(sql, q.interval, q.pair, from, q.to, Math.min(chunkRows, left)))
-    : (from: Date, left: number) => longReadStatement(sql, () => pageRows(sql, q.interval, q.pair, from, q.to, Math.min(chunkRows, left)));
-  const first = q.limit > 0 ? await read(firstFrom(q), q.limit) : [];
+  const statement = (from: Date, left: number): PromiseLike<PageRow[]> =>
+    digest ? pageRowsWithText(sql, q.interval, q.pair, from, q.to, Math.min(chunkRows, left)) : pageRows(sql, q.interval, q.pair, from, q.to, Math.min(chunkRows, left));
+  // the first statement is sent at once, as any other (a read of one statement, a small page, is
+  // no long read); each later one in its turn among the long reads on this pool (lib/db/long-reads.ts)
+  const read = (from: Date, left: number) => longReadStatement(sql, () => statement(from, left));
+  const first = q.limit > 0 ? await statement(firstFrom(q), q.limit) : [];
   return (async function* chunks() {
     let rows: PageRow[] = first;
     let left = q.limit;

@@ -2,12 +2,12 @@
 // number of rows at a time, api/queries/candles.ts candleChunks) share a pool with everything else.
 // A connection answers its statements in the order they were sent, and the embedded database has
 // one: left alone, a small statement of one customer waits behind every chunk the long reads in
-// flight have sent, whoever they belong to. So a long read's statement is sent only when it is its
-// turn: at most half the pool's connections (the embedded database's one) run long reads' statements
-// at once, the others wait here in the order they asked, and every other statement is sent at once,
-// waiting behind at most those in flight. A reader has at most one statement waiting (the next
-// chunk), so the readers take turns, statement by statement (docs/decisions.md, "Long reads take
-// turns on the database").
+// flight have sent, whoever they belong to. So a long read's statements after its first are sent
+// only in their turn: at most half the pool's connections (the embedded database's one) run them
+// at once, the others wait here in the order they asked, and every other statement (a read's
+// first among them) is sent at once, waiting behind at most those in flight. A reader has at most
+// one statement waiting (its next chunk), so the readers take turns, statement by statement
+// (docs/decisions.md, "Long reads take turns on the database").
 import type { Sql } from './pool.js';
 
 interface Turns {
