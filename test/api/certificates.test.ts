@@ -34,8 +34,9 @@ describe('certificates', () => {
   it('list one certificate per settled 5-minute VWAP, newest first, with download paths', async () => {
     const res = await t.get('/v1/certificates/BTCNGN?limit=1000', t.keys.enterprise);
     expect(res.status).toBe(200);
-    // settled buckets only (here by the lag: SETTLE_AFTER_SECONDS after they end)
-    const settled = Math.floor((Date.now() - t.config.settleAfterSeconds * 1000) / 300_000) * 300_000;
+    // settled buckets only (here by the lag: SETTLE_AFTER_SECONDS after they end), as of the
+    // harness's settlement: a bucket that settles later waits for the next cycle's certificate
+    const settled = Math.floor((t.settledAt.getTime() - t.config.settleAfterSeconds * 1000) / 300_000) * 300_000;
     const buckets = ref.candles(t.trades.filter((x) => x.pair === 'BTCNGN'), '5m').filter((c) => c.bucket + 300_000 <= settled);
     expect(buckets.length).toBeGreaterThan(10);
     expect(res.body.count).toBe(buckets.length);

@@ -32,6 +32,8 @@ export interface TestApi {
   readonly config: Config;
   readonly keys: Record<Tier, string>;
   readonly trades: TradeRow[];
+  /** the time the harness settled and certified by, as a cycle at that moment would */
+  readonly settledAt: Date;
   readonly start: Date;
   readonly redis: Redis | null;
   /** The prefix of this API's Redis keys (its deployment's: the label given and its database's digest). */
@@ -165,12 +167,13 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
   // the service's process and API part (lib/process.ts, api/process.ts), on this database
   const proc = await openProcess(config, opts.log ?? testLog, { database: db });
   let part: ApiPart;
+  const settledAt = new Date();
   try {
     if (!opts.db) {
       // what the pipeline does after a cycle: settle (by the lag: no venue has reported where it
       // stands) and certify the settled buckets, signed with this server's keys
       const { certifier } = publishing({ config, log: proc.log, sql: db.sql, signer: proc.signer });
-      const now = new Date();
+      const now = settledAt;
       await settle(db.sql, await settlementAt(db.sql, now, config.settleAfterSeconds), certifier, now);
       if (opts.fixings) await publishDueFixings(db.sql, certifier, new Date());
     }
@@ -195,6 +198,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
     keys,
     trades,
     start,
+    settledAt,
     redis: deps.redis,
     namespace: deps.keys.scope!.prefix,
     metrics: proc.metrics!,
