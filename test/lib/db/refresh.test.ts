@@ -27,13 +27,23 @@ describe('refreshAggregates', () => {
     const other = createPool(db.url, 1);
     try {
       // another session refreshes everything; ours starts while it runs
-      const theirs = other`CALL refresh_continuous_aggregate('candles_5m', NULL, now())`.execute();
-      await new Promise((r) => setTimeout(r, 50));
+      let theirsEnded = false;
+      const theirs = other`CALL refresh_continuous_aggregate('candles_5m', NULL, now())`.execute().finally(() => (theirsEnded = true));
+      // ours starts once theirs is under way in the database (a loaded machine may take a while)
+      let running = false;
+      while (!running && !theirsEnded) {
+        const [seen] = await db.sql<{ n: number }[]>`
+          SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE state = 'active' AND query LIKE 'CALL refresh_continuous_aggregate(%' AND pid <> pg_backend_pid()`;
+        running = seen!.n > 0;
+        if (!running) await new Promise((r) => setTimeout(r, 10));
+      }
       const refused: string[] = [];
       const ours = refreshAggregates(db.sql, { retryWaitsMs: [200, 400, 800, 1_600, 3_200, 6_400] }).catch((err) => {
         refused.push((err as { code?: string }).code ?? String(err));
         throw err;
       });
+      expect(running).toBe(true); // ours began while theirs ran
       await Promise.all([theirs, ours]);
       expect(refused).toEqual([]);
       // every aggregate refreshed: each has its frontier
