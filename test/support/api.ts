@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Redis } from 'ioredis';
 import { loadConfig, type Config } from '../../lib/config.js';
-import type { Database } from '../../lib/db/connect.js';
+import { withoutStatementTimeout, type Database } from '../../lib/db/connect.js';
 import type { TradeNotices } from '../../lib/db/notices.js';
 import type { ReadRouter } from '../../lib/db/replicas.js';
 import type { Logger } from '../../lib/log.js';
@@ -124,7 +124,7 @@ export async function seedMarket(db: Database, hours: number): Promise<{ trades:
   ].sort((a, b) => a.time.getTime() - b.time.getTime());
   const stored = await insertTrades(db.sql, trades);
   await insertFxRates(db.sql, generateFx(start, hours + 1));
-  await refreshAggregates(db.sql);
+  await withoutStatementTimeout(db.sql, (conn) => refreshAggregates(conn)); // as the pipeline refreshes
   for (const [pair, venues] of Object.entries(LISTINGS)) {
     for (const venue of venues) {
       await db.sql`INSERT INTO venue_markets (exchange, pair, symbol) VALUES (${venue}, ${pair}, ${pair}) ON CONFLICT DO NOTHING`;
@@ -151,7 +151,7 @@ export async function seedMonth(db: Database, month: string, tradesPerHour: numb
   const trades = generateTrades({ seed: 29, start: from, hours, listings: { BTCNGN: ['luno', 'quidax'], BTCUSDT: ['binance'] }, tradesPerHour });
   await insertTrades(db.sql, trades);
   await insertFxRates(db.sql, generateFx(from, hours + 1));
-  await refreshAggregates(db.sql);
+  await withoutStatementTimeout(db.sql, (conn) => refreshAggregates(conn)); // as the pipeline refreshes
   return { from, to, trades: trades.length };
 }
 
