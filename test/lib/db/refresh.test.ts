@@ -27,6 +27,8 @@ describe('refreshAggregates', () => {
     const other = createPool(db.url, 1);
     try {
       // another session refreshes everything; ours starts while it runs
+      const [theirConnection] = await other<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`; // its one connection
+      const pid = theirConnection!.pid;
       let theirsEnded = false;
       const theirs = other`CALL refresh_continuous_aggregate('candles_5m', NULL, now())`.execute().finally(() => (theirsEnded = true));
       // ours starts once theirs is under way in the database (a loaded machine may take a while)
@@ -34,7 +36,7 @@ describe('refreshAggregates', () => {
       while (!running && !theirsEnded) {
         const [seen] = await db.sql<{ n: number }[]>`
           SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE state = 'active' AND query LIKE 'CALL refresh_continuous_aggregate(%' AND pid <> pg_backend_pid()`;
+          WHERE pid = ${pid} AND state = 'active' AND query LIKE 'CALL refresh_continuous_aggregate(%'`;
         running = seen!.n > 0;
         if (!running) await new Promise((r) => setTimeout(r, 10));
       }
