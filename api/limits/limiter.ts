@@ -73,8 +73,6 @@ export class RateLimiter {
   private readonly shared: RedisCounters | null;
   /** customer|month -> the restore of that month's usage, run once per process. */
   private readonly restored = new Map<string, Promise<void>>();
-  /** The restores in `restored` that have ended well: their months count without waiting. */
-  private readonly restoredDone = new Set<string>();
   /** customer|month -> requests counted here and not yet written to api_usage */
   private readonly unflushed = new Map<string, number>();
   /** customer|YYYY-MM-DD -> the same for api_usage_daily (key customers: the dashboard's chart) */
@@ -233,78 +231,42 @@ export class RateLimiter {
     return this.window;
   }
 
-  /** Counts one request of `subject`; rejects with 429 when over the minute's limit or the month's quota. */
+  /** Counts one request of `subject`; throws 429 when over the minute's limit or the month's quota. */
   async consume(subject: LimitSubject): Promise<Decision> {
-    return this.decide(subject);
-  }
-
-  /**
-   * consume(), answered without a promise when nothing waits on I/O (no Redis, the month's usage
-   * restored): most requests, each then a promise and a turn of the microtask queue cheaper. Throws
-   * the 429, or rejects with it when a promise is returned.
-   */
-  decide(subject: LimitSubject): Decision | Promise<Decision> {
-    const now = this.now();
-    const minute = fixedWindow(now, MINUTE_MS);
-    const used = this.count(`${this.namespace}:minute:${subject.id}:${minute.n}`, minute.expiresAt);
-    return typeof used === 'number' ? this.decided(subject, now, minute, used) : used.then((u) => this.decided(subject, now, minute, u));
-  }
-
-  private decided(subject: LimitSubject, now: number, minute: FixedWindow, used: number): Decision | Promise<Decision> {
     const rules = TIER_RULES[subject.tier];
+    const now = this.now();
+    // the minute's window of this request (its seconds left), the month and policies cached per minute
+    const minute = fixedWindow(now, MINUTE_MS);
     const { day, month, policy } = this.windowOf(now, minute);
+    const used = await this.count(`${this.namespace}:minute:${subject.id}:${minute.n}`, minute.expiresAt);
     const headers = limitHeaders('minute', rules.perMinute, used, minute, 60, policy.get(subject.tier)!);
-    if (used > rules.perMinute) return this.refuseMinute(subject, rules, month, now, minute, headers);
+    if (used > rules.perMinute) {
+      // a spent month outranks the minute: past the minute's limit its refusal still says the 1st
+      if (rules.perMonth !== null && (await this.monthSpentHere(subject.id, month, rules.perMonth))) throw monthSpent(rules.perMonth, month, now, headers);
+      throw new ApiError(429, 'rate_limit_exceeded', `Rate limit of ${rules.perMinute} requests per minute exceeded; retry after ${minute.secondsLeft} s.`, {
+        ...headers,
+        'Retry-After': String(minute.secondsLeft),
+      });
+    }
+
     if (rules.perMonth !== null) {
       const entry = `${subject.id}|${month.key}`;
-      // the month's usage is counted on top of what api_usage held: restored first, once
-      if (!this.restoredDone.has(entry)) {
-        const key = `${this.namespace}:month:${subject.id}:${month.key}`;
-        return this.restoreOnce(entry, key, subject.id, month.key, month.next + MONTH_KEY_GRACE_MS).then(() => this.countInMonth(subject, rules.perMonth!, month, day, now, headers));
-      }
-      return this.countInMonth(subject, rules.perMonth, month, day, now, headers);
+      const key = `${this.namespace}:month:${subject.id}:${month.key}`;
+      const expiresAt = month.next + MONTH_KEY_GRACE_MS;
+      await this.restoreOnce(entry, key, subject.id, month.key, expiresAt);
+      const usedThisMonth = await this.countMonth(key, expiresAt, () => this.recoverMonth(entry, key, subject.id, month.key, expiresAt));
+      if (usedThisMonth > rules.perMonth) throw monthSpent(rules.perMonth, month, now, headers);
+      this.unflushed.set(entry, (this.unflushed.get(entry) ?? 0) + 1);
+      const monthLeft = Math.ceil((month.next - now) / 1000);
+      headers['X-Quota-Limit'] = String(rules.perMonth);
+      headers['X-Quota-Remaining'] = String(rules.perMonth - usedThisMonth);
+      headers.RateLimit += `, "month";r=${rules.perMonth - usedThisMonth};t=${monthLeft}`;
     }
-    this.countDay(subject, day);
-    return { headers };
-  }
-
-  /** Counts the request in its month (restored); 429 past the quota; the month's headers added. */
-  private countInMonth(subject: LimitSubject, perMonth: number, month: Month, day: string, now: number, headers: Record<string, string>): Decision | Promise<Decision> {
-    const entry = `${subject.id}|${month.key}`;
-    const key = `${this.namespace}:month:${subject.id}:${month.key}`;
-    const expiresAt = month.next + MONTH_KEY_GRACE_MS;
-    const used = this.countMonth(key, expiresAt, () => this.recoverMonth(entry, key, subject.id, month.key, expiresAt));
-    return typeof used === 'number' ? this.counted(subject, perMonth, month, day, now, headers, used) : used.then((u) => this.counted(subject, perMonth, month, day, now, headers, u));
-  }
-
-  private counted(subject: LimitSubject, perMonth: number, month: Month, day: string, now: number, headers: Record<string, string>, usedThisMonth: number): Decision {
-    if (usedThisMonth > perMonth) throw monthSpent(perMonth, month, now, headers);
-    const entry = `${subject.id}|${month.key}`;
-    this.unflushed.set(entry, (this.unflushed.get(entry) ?? 0) + 1);
-    const monthLeft = Math.ceil((month.next - now) / 1000);
-    headers['X-Quota-Limit'] = String(perMonth);
-    headers['X-Quota-Remaining'] = String(perMonth - usedThisMonth);
-    headers.RateLimit += `, "month";r=${perMonth - usedThisMonth};t=${monthLeft}`;
-    this.countDay(subject, day);
-    return { headers };
-  }
-
-  /** Key customers' requests by day (api_usage_daily: the dashboard's chart). */
-  private countDay(subject: LimitSubject, day: string): void {
     if (subject.id.startsWith('key:')) {
       const entry = `${subject.id}|${day}`;
       this.unflushedDaily.set(entry, (this.unflushedDaily.get(entry) ?? 0) + 1);
     }
-  }
-
-  /** The 429 of a spent minute, or of a spent month when it is both. */
-  private async refuseMinute(subject: LimitSubject, rules: (typeof TIER_RULES)[Tier], month: Month, now: number, minute: FixedWindow, headers: Record<string, string>): Promise<never> {
-    // a spent month outranks the minute: past the minute's limit its refusal still says the 1st
-    if (rules.perMonth !== null && (await this.monthSpentHere(subject.id, month, rules.perMonth))) throw monthSpent(rules.perMonth, month, now, headers);
-    throw new ApiError(429, 'rate_limit_exceeded', `Rate limit of ${rules.perMinute} requests per minute exceeded; retry after ${minute.secondsLeft} s.`, {
-      ...headers,
-      'Retry-After': String(minute.secondsLeft),
-    });
+    return { headers };
   }
 
   /**
@@ -333,18 +295,13 @@ export class RateLimiter {
           this.local.raise(key, accepted, expiresAt);
           // 0 included: Redis counts a month only where it holds it (countMonth)
           await this.shared?.raise(key, accepted, expiresAt).catch(() => {});
-          if (this.restored.get(entry) === restore) this.restoredDone.add(entry);
         } catch (err) {
           this.restored.delete(entry); // try again with the next request
           this.log.warn({ err: (err as Error).message, customer }, 'monthly usage not restored; counting from here');
         }
       })();
       this.restored.set(entry, restore);
-      if (this.restored.size > 100_000) {
-        // bounded: a flood of addresses can't grow it
-        this.restored.clear();
-        this.restoredDone.clear();
-      }
+      if (this.restored.size > 100_000) this.restored.clear(); // bounded: a flood of addresses can't grow it
     }
     return restore;
   }

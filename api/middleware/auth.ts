@@ -6,10 +6,7 @@ import type { AppState, Customer } from '../context.js';
 import { ApiError } from '../errors.js';
 import type { KeyStore } from '../keys/store.js';
 import type { RateLimiter } from '../limits/limiter.js';
-import { accessOf, featureOf, requireTier, type Access, type Operation } from '../operation.js';
-
-/** How a path or method no route serves is counted. */
-const ANONYMOUS = { key: null, limit: 'anonymous' } as const;
+import { accessOf, featureOf, requireTier } from '../operation.js';
 import type { Routing } from '../routing.js';
 import type { Tier } from '../../lib/tiers.js';
 
@@ -46,39 +43,24 @@ export function admit(opts: {
   readonly limiter: RateLimiter;
   readonly routing: Pick<Routing, 'operationOf'>;
 }): Koa.Middleware<AppState> {
-  // not async: a known key's request counted in memory is admitted without a promise of its own (and
-  // without a closure: one made per request costs more than the promise it saves)
-  return function admit(ctx, next) {
+  return async function admit(ctx, next) {
     const op = opts.routing.operationOf(ctx.path, ctx.method);
+    const access = op ? accessOf(op) : ({ key: null, limit: 'anonymous' } as const);
     const apiKey = ctx.get('X-API-Key');
     // compared as sent: Node's parser has already taken off the spaces and tabs around a header's
     // value (RFC 9110), and nothing else around a key (a no-break space) is part of the value
-    const customer = apiKey ? opts.keys.authenticate(apiKey) : gatewayCustomer(ctx as unknown as Koa.Context, opts.gatewaySecret);
-    return customer instanceof Promise ? customer.then((c) => count(opts.limiter, ctx, next, op, apiKey, c)) : count(opts.limiter, ctx, next, op, apiKey, customer);
+    const customer = apiKey ? await opts.keys.authenticate(apiKey) : gatewayCustomer(ctx as unknown as Koa.Context, opts.gatewaySecret);
+    if (customer) ctx.state.customer = customer;
+    if (access.key === null && access.limit === 'public') {
+      ctx.set(await opts.limiter.consumePublic(ctx.ip));
+    } else if (access.key !== null || access.limit === 'anonymous') {
+      const { headers } = await opts.limiter.consume(customer ?? { id: `ip:${ctx.ip}`, tier: 'free' });
+      ctx.set(headers);
+    }
+    if (op && access.key !== null) {
+      if (!customer) throw new ApiError(401, 'unauthorized', apiKey ? 'The API key is invalid or revoked.' : 'Missing API key: send it in the X-API-Key header.');
+      requireTier(ctx, access.key, featureOf(op));
+    }
+    await next();
   };
-}
-
-type AdmitContext = Koa.ParameterizedContext<AppState>;
-
-/** The caller known: the request counted against the limit its operation says, then admitted(). */
-function count(limiter: RateLimiter, ctx: AdmitContext, next: Koa.Next, op: Operation | undefined, apiKey: string, customer: Customer | null): Promise<void> {
-  if (customer) ctx.state.customer = customer;
-  const access = op ? accessOf(op) : ANONYMOUS;
-  if (access.key === null && access.limit === 'public') return limiter.consumePublic(ctx.ip).then((headers) => admitted(ctx, next, op, access, apiKey, customer, headers));
-  if (access.key !== null || access.limit === 'anonymous') {
-    const decision = limiter.decide(customer ?? { id: `ip:${ctx.ip}`, tier: 'free' });
-    return decision instanceof Promise ? decision.then((d) => admitted(ctx, next, op, access, apiKey, customer, d.headers)) : admitted(ctx, next, op, access, apiKey, customer, decision.headers);
-  }
-  return admitted(ctx, next, op, access, apiKey, customer, null);
-}
-
-/** The limit's headers set; 401 without a valid key where one is needed, 403 below the operation's tier; else on. */
-function admitted(ctx: AdmitContext, next: Koa.Next, op: Operation | undefined, access: Access, apiKey: string, customer: Customer | null, headers: Record<string, string> | null): Promise<void> {
-  // straight onto the response: nothing has been sent before admission
-  if (headers) for (const name in headers) ctx.res.setHeader(name, headers[name]!);
-  if (op && access.key !== null) {
-    if (!customer) throw new ApiError(401, 'unauthorized', apiKey ? 'The API key is invalid or revoked.' : 'Missing API key: send it in the X-API-Key header.');
-    requireTier(ctx, access.key, featureOf(op));
-  }
-  return next();
 }

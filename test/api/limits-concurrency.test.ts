@@ -181,3 +181,16 @@ describe("a month whose usage could not be read at a customer's first request", 
     expect(answers.slice(10).every((a) => a === 'monthly_quota_exceeded')).toBe(true);
   });
 });
+
+describe('the minute window a request is counted in', () => {
+  it("says the seconds left of that request's minute, not of the minute's first request", async () => {
+    let at = Date.UTC(2026, 10, 27, 12, 0, 5); // 55 s left in the minute
+    const limiter = new RateLimiter(db.sql, null, testLog, () => at, `window-${Date.now()}`);
+    const subject = { id: 'ip:203.0.113.9', tier: 'free' as const };
+    const first = await limiter.consume(subject);
+    at += 40_000; // the same minute, 15 s left
+    const later = await limiter.consume(subject);
+    const secondsLeft = (d: { headers: Record<string, string> }) => /"minute";r=\d+;t=(\d+)/.exec(d.headers.RateLimit!)?.[1];
+    expect([secondsLeft(first), secondsLeft(later)]).toEqual(['55', '15']);
+  });
+});
