@@ -13,5 +13,8 @@ export default defineConfig({
     env: { TZ: 'Asia/Kolkata' },
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    // expect.poll waits for an event: on a loaded machine a page's sign-in and first stream take
+    // longer than vitest's default second, and a poll that passes returns at once anyway.
+    expect: { poll: { timeout: 15_000 } },
   },
 });
