@@ -12,8 +12,6 @@ import type { RequestObserver } from '../../lib/metrics.js';
 import type { AppState } from '../request.js';
 import { addRequestMinutes, dropRequestMinutes, requestTotals } from '../queries/metrics.js';
 
-export type { RequestObserver };
-
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
 
