@@ -215,5 +215,5 @@ describe('make demo, as a newcomer first meets it', () => {
     demo.proc.kill('SIGTERM');
     expect(await demo.exit).toBe(0);
     fs.rmSync(dir, { recursive: true, force: true });
-  });
+  }, 180_000); // a start, its history's publish and two 10 s cycles: a loaded machine takes over a minute
 });
