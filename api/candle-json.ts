@@ -55,30 +55,33 @@ export async function sendJsonPage(ctx: AppContext, deps: AppDeps, page: JsonPag
   // one candle past the page says whether another page follows
   const chunks = await deps.read.run((sql) => candleChunks(sql, { ...query, limit: query.limit + 1 }, { chunkRows: PAGE_STATEMENT_ROWS }));
   // a page answered whole is read before answering, and so are the first 2,000-odd candles of a longer one
-  let rows: PageRow[] = [];
+  const read: PageRow[][] = [];
+  let count = 0;
   let ended = false;
-  while (rows.length <= WHOLE_PAGE_CANDLES) {
+  while (count <= WHOLE_PAGE_CANDLES) {
     const next = await chunks.next();
     if (next.done) {
       ended = true;
       break;
     }
-    rows = rows.length ? rows.concat(next.value) : next.value;
+    read.push(next.value);
+    count += next.value.length;
   }
   if (ended || query.limit <= WHOLE_PAGE_CANDLES) {
     await chunks.return();
+    const rows = read.flat();
     const hasMore = rows.length > query.limit;
     const candles = hasMore ? rows.slice(0, query.limit) : rows;
     ctx.body = { ...page.head, data: candles.map(shape), meta: meta(candles.length, hasMore, candles.at(-1)?.t ?? null) } satisfies HistoricalResponse;
     return;
   }
   ctx.type = 'application/json';
-  sendStream(ctx, gzipEncoded(ctx, byteStream(pageText(page.head, rowsFrom(rows, chunks), query.limit, shape, meta))));
+  sendStream(ctx, gzipEncoded(ctx, byteStream(pageText(page.head, rowsFrom(read, chunks), query.limit, shape, meta))));
 }
 
-/** `first`, then what `rest` yields. */
-async function* rowsFrom(first: PageRow[], rest: AsyncGenerator<PageRow[], void>): AsyncGenerator<PageRow[], void> {
-  yield first;
+/** The chunks in `first`, then what `rest` yields. */
+async function* rowsFrom(first: PageRow[][], rest: AsyncGenerator<PageRow[], void>): AsyncGenerator<PageRow[], void> {
+  yield* first;
   yield* rest;
 }
 
