@@ -4,7 +4,10 @@
 // and database grows with its candles), at most the whole share, so a customer with nothing in
 // flight can always start any request. Past the share, 429 rate_limit_exceeded with Retry-After, at
 // once: a burst of heavy pages from one customer then queues nobody else's requests behind it
-// (docs/decisions.md, "Each customer's share").
+// (docs/decisions.md, "Each customer's share"). The refused are told to come back at the pace the
+// share can take them, a share's worth of slots a second: told all at once to retry in a second,
+// a hundred refused clients would come back together, and their refusals again hold up everyone's
+// requests on the process's thread for tens of milliseconds every second.
 // Per process, not in Redis: what is shared out is this process's (its event loop, its database
 // connections), and a count in Redis would outlive a process that died holding slots.
 // The middleware that takes a request's slots: api/middleware/concurrency.ts.
@@ -28,14 +31,30 @@ interface Held {
   requests: number;
 }
 
-/** Why a request was refused: what its owner holds, and what it asked for (capped at the share). */
+/** The longest a refused request is told to wait, in seconds. */
+export const MAX_RETRY_AFTER_SECONDS = 60;
+
+/** Why a request was refused: what its owner holds, and what it asked for (capped at the share); when to retry. */
 export interface Refused {
   readonly held: Readonly<Held>;
   readonly asked: number;
+  /** Seconds to wait: 1, or later while the seconds before are taken by those refused before it (InFlight.retryAfter). */
+  readonly retryAfter: number;
+}
+
+/**
+ * Where an owner's refused requests are sent back: the second `first` and each one after it takes
+ * a share's worth of slots; `slots` have been sent back so far.
+ */
+interface Returns {
+  readonly first: number;
+  slots: number;
 }
 
 export class InFlight {
   private readonly held = new Map<string, Held>();
+  /** Per owner, when its refused requests are told to come back (the returns' schedule). */
+  private readonly returns = new Map<string, Returns>();
 
   /** How many slots `owner` holds here. */
   count(owner: string): number {
@@ -46,10 +65,12 @@ export class InFlight {
    * Takes `slots` of `owner`'s `share` (at most all of it) and returns its release (idempotent), or,
    * when they are not free, why not.
    */
-  enter(owner: string, slots: number, share: number): (() => void) | Refused {
+  enter(owner: string, slots: number, share: number, nowMs = Date.now()): (() => void) | Refused {
     const asked = Math.min(Math.max(1, slots), share);
     const held = this.held.get(owner) ?? { slots: 0, requests: 0 };
-    if (held.slots + asked > share) return { held: { ...held }, asked };
+    if (held.slots + asked > share) return { held: { ...held }, asked, retryAfter: this.retryAfter(owner, asked, share, nowMs) };
+    const r = this.returns.get(owner);
+    if (r && r.first + 1000 * Math.floor(r.slots / share) < nowMs) this.returns.delete(owner); // all due back by now
     held.slots += asked;
     held.requests += 1;
     this.held.set(owner, held);
@@ -61,5 +82,20 @@ export class InFlight {
       held.requests -= 1;
       if (held.requests === 0) this.held.delete(owner);
     };
+  }
+
+  /**
+   * Seconds until a refused request asking `asked` slots is to come back: into the first second
+   * from one second on with room in its share, those refused before it filling the seconds
+   * before; at most a minute.
+   */
+  private retryAfter(owner: string, asked: number, share: number, nowMs: number): number {
+    let r = this.returns.get(owner);
+    // a schedule whose next second with room has come (or nearly: it would round to no wait) is done with
+    if (!r || r.first + 1000 * Math.floor(r.slots / share) < nowMs + 500) this.returns.set(owner, (r = { first: nowMs + 1000, slots: 0 }));
+    const seconds = Math.round((r.first + 1000 * Math.floor(r.slots / share) - nowMs) / 1000);
+    if (seconds >= MAX_RETRY_AFTER_SECONDS) return MAX_RETRY_AFTER_SECONDS; // the minute is full: all told the last second
+    r.slots += asked;
+    return seconds;
   }
 }

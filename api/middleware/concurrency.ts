@@ -10,18 +10,15 @@ import { PAGE_SLOT_CANDLES, type InFlight, type Refused } from '../limits/concur
 import type { Routing } from '../routing.js';
 import { TIER_RULES, tierLabel, type Tier } from '../../lib/tiers.js';
 
-/** Retry-After of a refused request, in seconds: a share frees up as soon as a request ends. */
-const RETRY_AFTER_SECONDS = 1;
-
-function refusal(tier: Tier, share: number, { held, asked }: Refused): ApiError {
+function refusal(tier: Tier, share: number, { held, asked, retryAfter }: Refused): ApiError {
   // pages weighed by their size are named when they are why: this one, or those in flight
   const weighed = asked > 1 || held.slots > held.requests;
   const why = weighed ? ` A page of candles counts as one request per ${PAGE_SLOT_CANDLES.toLocaleString('en-US')} candles, up to all ${share}: this one as ${asked}, with ${held.slots} taken.` : '';
   return new ApiError(429, 'rate_limit_exceeded', `At most ${share} requests at once per account on the ${tierLabel(tier)} tier; retry when one has been answered.${why}`, {
-    'Retry-After': String(RETRY_AFTER_SECONDS),
+    'Retry-After': String(retryAfter),
     // the IETF headers name the "concurrency" policy, so a client can tell it from a spent minute
     'RateLimit-Policy': `"concurrency";q=${share}`,
-    RateLimit: `"concurrency";r=${share - held.slots};t=${RETRY_AFTER_SECONDS}`,
+    RateLimit: `"concurrency";r=${share - held.slots};t=${retryAfter}`,
   });
 }
 

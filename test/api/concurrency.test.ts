@@ -3,6 +3,7 @@
 // while another customer is served; the share frees up as its requests are answered. The
 // requests are held in flight by holding the embedded database's one connection.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InFlight, MAX_RETRY_AFTER_SECONDS } from '../../api/limits/concurrency.js';
 import { TIER_RULES } from '../../lib/tiers.js';
 import { request, startTestApi, type HttpResult, type TestApi } from '../support/api.js';
 import { until } from '../support/wait.js';
@@ -132,5 +133,56 @@ describe('a page weighed by its candles', () => {
       await again();
     }
     expect((await Promise.all(pages)).map((r) => r.status)).toEqual(Array(6).fill(200));
+  });
+
+  it('tells a herd of refused requests to come back at the pace the share takes them, not all in the next second', async () => {
+    const share = TIER_RULES.enterprise.concurrent;
+    const heavy = await t.key('enterprise');
+    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    const big = `/v1/rates/historical?pair=BTCNGN&interval=1h&start=${day(Date.now() - 2 * 86_400_000)}&end=${day(Date.now())}&limit=10000`;
+    expect((await t.get(big, heavy)).status).toBe(200);
+    const [customer] = await t.db.sql<{ id: string }[]>`SELECT customer_id::text AS id FROM api_keys WHERE key_prefix = ${heavy.slice(0, 13)}`;
+    const held = () => t.api.deps.limiter.inFlight.count(`key:${customer!.id}`);
+
+    const release = await holdDatabase();
+    let inFlight: Promise<HttpResult>[] = [];
+    let refused: HttpResult[] = [];
+    try {
+      inFlight = [0, 1].map(() => request(t.api.url, 'GET', big, { headers: { 'X-API-Key': heavy } }));
+      await until('the pages in flight', () => held() === share, 10_000);
+      // twelve more at once: the share takes two such pages at a time
+      refused = await Promise.all(Array.from({ length: 12 }, () => request(t.api.url, 'GET', big, { headers: { 'X-API-Key': heavy } })));
+    } finally {
+      await release();
+    }
+    expect((await Promise.all(inFlight)).map((r) => r.status)).toEqual([200, 200]);
+    expect(refused.map((r) => r.status)).toEqual(Array(12).fill(429));
+    const waits = refused.map((r) => Number(r.headers.get('Retry-After'))).sort((a, b) => a - b);
+    expect(waits[0]).toBe(1);
+    expect(waits.filter((w) => w === 1).length).toBeLessThanOrEqual(2); // not the whole herd in the next second
+    expect(waits.at(-1)).toBeGreaterThanOrEqual(4); // twelve pages of half the share: six seconds' worth
+    for (const r of refused) expect(r.headers.get('RateLimit')).toBe(`"concurrency";r=0;t=${r.headers.get('Retry-After')}`);
+  });
+
+  it('spreads the refused over the seconds by the slots they ask, up to a minute, and starts afresh once they are due', () => {
+    const inFlight = new InFlight();
+    const now = 1_000_000;
+    const release = inFlight.enter('a', 8, 8, now);
+    expect(typeof release).toBe('function');
+    // each refusal asking half the share is due back half a second after the one before it: two a second
+    const waits = Array.from({ length: 6 }, () => (inFlight.enter('a', 4, 8, now) as { retryAfter: number }).retryAfter);
+    expect(waits).toEqual([1, 1, 2, 2, 3, 3]);
+    // another owner's refusals are its own
+    inFlight.enter('b', 8, 8, now);
+    expect((inFlight.enter('b', 1, 8, now) as { retryAfter: number }).retryAfter).toBe(1);
+    // never told to wait past a minute
+    const many = Array.from({ length: 500 }, () => (inFlight.enter('a', 8, 8, now) as { retryAfter: number }).retryAfter);
+    expect(Math.max(...many)).toBe(MAX_RETRY_AFTER_SECONDS);
+    // once the owner's share is free and the refused are due back, a refusal is told one second again
+    (release as () => void)();
+    const later = now + 61_000;
+    const next = inFlight.enter('a', 8, 8, later);
+    expect(typeof next).toBe('function');
+    expect((inFlight.enter('a', 1, 8, later) as { retryAfter: number }).retryAfter).toBe(1);
   });
 });
