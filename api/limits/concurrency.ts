@@ -87,14 +87,15 @@ export class InFlight {
   /**
    * Seconds until a refused request asking `asked` slots is to come back: into the first second
    * from one second on with room in its share, those refused before it filling the seconds
-   * before; at most a minute.
+   * before; at most a minute, a larger herd spread over the minute again.
    */
   private retryAfter(owner: string, asked: number, share: number, nowMs: number): number {
+    const secondsOf = (x: Returns) => Math.round((x.first + 1000 * Math.floor(x.slots / share) - nowMs) / 1000);
     let r = this.returns.get(owner);
-    // a schedule whose next second with room has come (or nearly: it would round to no wait) is done with
-    if (!r || r.first + 1000 * Math.floor(r.slots / share) < nowMs + 500) this.returns.set(owner, (r = { first: nowMs + 1000, slots: 0 }));
-    const seconds = Math.round((r.first + 1000 * Math.floor(r.slots / share) - nowMs) / 1000);
-    if (seconds >= MAX_RETRY_AFTER_SECONDS) return MAX_RETRY_AFTER_SECONDS; // the minute is full: all told the last second
+    // a schedule whose next second with room has come is done with, and so is a full minute's:
+    // the next refused start another, a share's worth more in each second
+    if (!r || secondsOf(r) < 1 || secondsOf(r) > MAX_RETRY_AFTER_SECONDS) this.returns.set(owner, (r = { first: nowMs + 1000, slots: 0 }));
+    const seconds = secondsOf(r);
     r.slots += asked;
     return seconds;
   }
