@@ -39,7 +39,7 @@ beforeAll(async () => {
   doc = (await t.get('/v1/openapi.json')).body;
   captured = await captureAll(t);
   fs.mkdirSync(outDir, { recursive: true });
-});
+}, 300_000); // 52 hours of market and every operation called: past two minutes on a loaded server
 afterAll(async () => {
   await t?.close();
   fs.rmSync(outDir, { recursive: true, force: true });
