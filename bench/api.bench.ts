@@ -33,6 +33,7 @@ import zlib from 'node:zlib';
 import Koa from 'koa';
 import { GZIP_LEVEL } from '../api/middleware/compress.js';
 import { pageRows } from '../api/queries/candles.js';
+import { withoutStatementTimeout } from '../lib/db/connect.js';
 import { refreshAggregates } from '../lib/db/refresh.js';
 import { insertFxRates, insertTrades } from '../pipeline/store.js';
 import { startTestApi, type TestApi } from '../test/support/api.js';
@@ -350,7 +351,8 @@ async function seedHistory(t: TestApi): Promise<{ start: Date; trades: number; i
   check(stored.inserted === trades.length, `history: inserted ${stored.inserted} of ${trades.length}`);
   await insertFxRates(t.db.sql, generateFx(start, HISTORY_DAYS * 24));
   t0 = performance.now();
-  await refreshAggregates(t.db.sql);
+  // as the pipeline refreshes: 37 days' first refresh can pass the pool's statement timeout on a loaded server
+  await withoutStatementTimeout(t.db.sql, (conn) => refreshAggregates(conn));
   return { start, trades: trades.length, insertMs, refreshMs: since(t0) };
 }
 
