@@ -180,7 +180,7 @@ export class PublisherLease implements PublishLease {
       WHERE id = 1 AND holder = ${this.o.me.id} AND token = ${mine}::bigint AND expires_at > clock_timestamp()
       FOR SHARE`;
     if (!row) {
-      this.lose('fenced out: another process holds the publisher lease; nothing of this transaction is stored');
+      this.lose('fenced out: another process holds the publisher lease; this process no longer publishes, and nothing of this transaction is stored');
       throw new FencedOut();
     }
   };

@@ -39,7 +39,7 @@ interface Proc {
   readonly proc: ChildProcess;
   readonly exit: Promise<number | null>;
   readonly log: () => string;
-  /** Resolves once the log holds `text` after `from` characters. */
+  /** Resolves once the log holds `text` after `from` characters (fails after two minutes, saying what it waited for). */
   heard(text: string, from?: number): Promise<void>;
 }
 
@@ -64,7 +64,8 @@ function serve(env: Record<string, string | undefined>): Proc {
     heard: (text, from = 0) =>
       new Promise<void>((resolve, reject) => {
         if (out.indexOf(text, from) >= 0) return resolve();
-        waiters.push({ text, from, resolve });
+        const timer = setTimeout(() => reject(new Error(`waited 120 s for ${text}: ${out.slice(-3000)}`)), 120_000).unref();
+        waiters.push({ text, from, resolve: () => (clearTimeout(timer), resolve()) });
         void exit.then((code) => reject(new Error(`exited (${code}) before saying ${text}: ${out.slice(-3000)}`)));
       }),
   };
