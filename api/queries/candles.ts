@@ -73,9 +73,8 @@ const PAGE_COLUMNS = 15;
  * doubled quote or a backslash stands for the character after it).
  */
 export function parsePageRow(text: string): PageRow {
-  const f = text.includes('"') ? recordFields(text) : text.slice(1, -1).split(',');
-  if (f.length !== PAGE_COLUMNS || text[0] !== '(' || text[text.length - 1] !== ')') throw new Error(`candle_page row not a record of ${PAGE_COLUMNS} fields: ${text.slice(0, 200)}`);
-  const n = (v: string | null | undefined) => (v === '' || v === undefined ? null : v);
+  const f = text.includes('"') ? recordFields(text) : splitRecord(text);
+  if (f.length !== PAGE_COLUMNS || text.charCodeAt(0) !== 40 || text.charCodeAt(text.length - 1) !== 41) throw new Error(`candle_page row not a record of ${PAGE_COLUMNS} fields: ${text.slice(0, 200)}`);
   return {
     t: f[0]!,
     open: f[1]!,
@@ -84,15 +83,28 @@ export function parsePageRow(text: string): PageRow {
     close: f[4]!,
     pv: f[5]!,
     volume: f[6]!,
-    usd_pv: n(f[7]),
-    usd_volume: n(f[8]),
-    units_per_usd: n(f[9]),
+    usd_pv: f[7] || null,
+    usd_volume: f[8] || null,
+    units_per_usd: f[9] || null,
     venues: Number(f[10]),
-    venue_min: n(f[11]),
-    venue_max: n(f[12]),
-    venue_mean: n(f[13]),
+    venue_min: f[11] || null,
+    venue_max: f[12] || null,
+    venue_mean: f[13] || null,
     settled: f[14] === 't',
   };
+}
+
+/** The fields of a record text none of whose fields is quoted: between the parentheses, cut at each comma. */
+function splitRecord(text: string): string[] {
+  const out: string[] = [];
+  const end = text.length - 1;
+  let i = 1;
+  for (let c = text.indexOf(',', i); c !== -1 && c < end; c = text.indexOf(',', i)) {
+    out.push(text.slice(i, c));
+    i = c + 1;
+  }
+  out.push(text.slice(i, end));
+  return out;
 }
 
 /** A record text's fields with quoting undone; a NULL (empty, unquoted) field is '' and a quoted empty one too, which no page column can be. */
