@@ -104,7 +104,9 @@ END $fn$;
 -- pair's settled_through (pair_settlement), so it is certified and changes only by late trades.
 -- Unsettled candles (the open bucket, and closed ones some venue has not reported past yet) may
 -- still change. The timestamp comes already written as the contract writes it (buckets start on
--- whole minutes: no fraction).
+-- whole minutes: no fraction). The API reads each row as its record text (p::text: one field to
+-- send and decode, not fifteen) and splits it by these columns' order (api/queries/candles.ts
+-- parsePageRow); that text is also what candlesDigest hashes, so a column's text is part of it.
 CREATE FUNCTION candle_page(p_interval text, p_pair text, p_from timestamptz, p_to timestamptz, p_limit integer)
 RETURNS TABLE (t text, open numeric, high numeric, low numeric, close numeric, pv numeric, volume numeric,
                usd_pv numeric, usd_volume numeric, units_per_usd numeric,
