@@ -56,8 +56,7 @@ const firstFrom = (q: { readonly from: Date; readonly after: Date | null }) => (
  * candlesDigest() hashes, so a digest costs nothing more.
  */
 function pageTexts(sql: Sql, interval: string, pair: string, from: Date, to: Date, limit: number): Promise<string[]> {
-  // .values(): each row as an array, not an object made to be thrown away
-  return sql`SELECT p::text FROM candle_page(${interval}, ${pair}, ${from}, ${to}, ${limit}) p`.values().then((rows) => rows.map((x) => x[0] as string));
+  return sql<{ r: string }[]>`SELECT p::text AS r FROM candle_page(${interval}, ${pair}, ${from}, ${to}, ${limit}) p`.then((rows) => rows.map((x) => x.r));
 }
 
 /** The rows of one statement of a page (the page's SQL as the API reads it). */
