@@ -83,6 +83,8 @@ async function main(): Promise<void> {
     const { ms: alone } = await lightRun(quiet, lightUrl, light, LIGHT_REQUESTS);
 
     let running = true;
+    let stop = () => {};
+    const stopped = new Promise<void>((resolve) => (stop = resolve));
     let served = 0;
     let refused = 0;
     let late = 0;
@@ -97,7 +99,10 @@ async function main(): Promise<void> {
           check(r.status === 429 || r.status === 503, `a flood page answered ${r.status}`);
           if (r.status === 429) refused++;
           else late++;
-          await new Promise((resolve) => setTimeout(resolve, Math.max(1, r.retryAfter) * 1000));
+          // as told, or until the run ends (a refusal may say up to a minute)
+          let timer: NodeJS.Timeout | undefined;
+          await Promise.race([new Promise((resolve) => (timer = setTimeout(resolve, Math.max(1, r.retryAfter) * 1000))), stopped]);
+          clearTimeout(timer);
         }
       }
     };
@@ -110,6 +115,7 @@ async function main(): Promise<void> {
     loop.disable();
     const floodSeconds = (performance.now() - floodStart) / 1000;
     running = false;
+    stop();
     await Promise.all(flood);
 
     const p99Alone = percentile(alone, 99);
