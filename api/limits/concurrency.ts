@@ -90,12 +90,14 @@ export class InFlight {
    * before; at most a minute, a larger herd spread over the minute again.
    */
   private retryAfter(owner: string, asked: number, share: number, nowMs: number): number {
-    const secondsOf = (x: Returns) => Math.round((x.first + 1000 * Math.floor(x.slots / share) - nowMs) / 1000);
     let r = this.returns.get(owner);
+    let seconds = r ? Math.round((r.first + 1000 * Math.floor(r.slots / share) - nowMs) / 1000) : 0;
     // a schedule whose next second with room has come is done with, and so is a full minute's:
     // the next refused start another, a share's worth more in each second
-    if (!r || secondsOf(r) < 1 || secondsOf(r) > MAX_RETRY_AFTER_SECONDS) this.returns.set(owner, (r = { first: nowMs + 1000, slots: 0 }));
-    const seconds = secondsOf(r);
+    if (!r || seconds < 1 || seconds > MAX_RETRY_AFTER_SECONDS) {
+      this.returns.set(owner, (r = { first: nowMs + 1000, slots: 0 }));
+      seconds = 1;
+    }
     r.slots += asked;
     return seconds;
   }
