@@ -57,6 +57,8 @@ describe('the webhooks section of the dashboard', () => {
   it('adds an endpoint with the events chosen, and shows its signing secret once with a copy button', async () => {
     page = await signIn(await t.key('builder'));
     await page.waitForSelector('#webhooks-body:not([hidden])');
+    // the event choices come with the endpoints' listing, after the section is shown
+    await page.waitForSelector('#webhook-events input');
     expect(await page.$$eval('#webhook-events input', (inputs) => inputs.map((i) => (i as HTMLInputElement).value))).toEqual(['pair.divergence', 'pair.stale', 'source.failing', 'heartbeat']);
     expect(await axeViolations(page)).toEqual([]);
 
