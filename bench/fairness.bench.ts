@@ -14,7 +14,7 @@ import { check, header, limitRow, machine, percentile, round, runBench, table } 
 const FLOOD = 200;
 const PAGE_ROWS = 10_000;
 /** The second customer's requests, one after another, alone and then under the flood. */
-const LIGHT_REQUESTS = 150;
+const LIGHT_REQUESTS = 1_000;
 /** ...or as many as fit in this long (under the flood each may wait out the 15 s deadline). */
 const LIGHT_MAX_MS = 90_000;
 const LIMIT_RATIO = 2.0;
