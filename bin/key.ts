@@ -6,7 +6,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../lib/db/connect.js';
 import { createLogger } from '../lib/log.js';
-import { adminFile, KeyCommandError, runKeyCommandOn, type AdminFile } from '../api/admin/server.js';
+import { adminFile, checkKeyCommand, KeyCommandError, runKeyCommandOn, type AdminFile } from '../api/admin/server.js';
 import { configOrExit, openOrExplain } from './fail.js';
 
 function parsed() {
@@ -84,6 +84,7 @@ function print(result: unknown) {
 }
 
 try {
+  checkKeyCommand(command, args); // a mistake answered before the service or the database is asked
   print((await viaService()) ?? (await direct()));
 } catch (err) {
   // one line: the operator's mistakes are worded for them, anything else says only what failed

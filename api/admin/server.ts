@@ -44,13 +44,17 @@ function keyId(args: Record<string, unknown>, command: string): number {
   return Number(raw);
 }
 
-/** A key command run on the database itself: bin/key.ts while no service holds it. */
-export function runKeyCommandOn(sql: Sql, command: string, args: Record<string, unknown>): Promise<unknown> {
-  return runKeyCommand(new KeyStore(sql), command, args);
-}
+/** A key command with its values checked: what runKeyCommand does. */
+export type KeyCommand =
+  | { readonly command: 'create'; readonly tier: Tier; readonly email: string | null; readonly name: string | null }
+  | { readonly command: 'list' }
+  | { readonly command: 'revoke' | 'rotate'; readonly id: number };
 
-/** The operations the admin endpoint and the direct-database fallback of bin/key.ts share. */
-export async function runKeyCommand(keys: KeyStore, command: string, args: Record<string, unknown>): Promise<unknown> {
+/**
+ * The command and its values checked before anything is opened: an operator's mistake is answered
+ * at once, the same whether the command goes through the running service or to the database.
+ */
+export function checkKeyCommand(command: string, args: Record<string, unknown>): KeyCommand {
   switch (command) {
     case 'create': {
       const tier = String(args.tier ?? '');
@@ -59,31 +63,48 @@ export async function runKeyCommand(keys: KeyStore, command: string, args: Recor
       if (email !== null && !isEmail(email)) throw new KeyCommandError(`EMAIL is not an email address: ${email.slice(0, 100)}`);
       const name = String(args.name ?? '').trim() || null;
       if (name !== null && !isCustomerName(name)) throw new KeyCommandError('NAME must be at most 200 characters, without control characters');
+      return { command, tier: tier as Tier, email, name };
+    }
+    case 'list':
+      return { command };
+    case 'revoke':
+    case 'rotate':
+      return { command, id: keyId(args, command) };
+    default:
+      throw new KeyCommandError(`unknown command ${command}: create, list, revoke or rotate`);
+  }
+}
+
+/** A key command run on the database itself: bin/key.ts while no service holds it. */
+export function runKeyCommandOn(sql: Sql, command: string, args: Record<string, unknown>): Promise<unknown> {
+  return runKeyCommand(new KeyStore(sql), command, args);
+}
+
+/** The operations the admin endpoint and the direct-database fallback of bin/key.ts share. */
+export async function runKeyCommand(keys: KeyStore, command: string, args: Record<string, unknown>): Promise<unknown> {
+  const c = checkKeyCommand(command, args);
+  switch (c.command) {
+    case 'create':
       try {
-        const { apiKey, record } = await keys.issue({ tier: tier as Tier, customerName: name, email });
+        const { apiKey, record } = await keys.issue({ tier: c.tier, customerName: c.name, email: c.email });
         return { api_key: apiKey, record };
       } catch (err) {
         if ((err as { code?: string }).code !== '23505') throw err;
-        const existing = email ? await keys.activeFreeKey(email) : null;
-        throw new KeyCommandError(`${email} already has an active free key${existing ? ` (id ${existing.id})` : ''}: one per email; make rotate ID=... replaces it`);
+        const existing = c.email ? await keys.activeFreeKey(c.email) : null;
+        throw new KeyCommandError(`${c.email} already has an active free key${existing ? ` (id ${existing.id})` : ''}: one per email; make rotate ID=... replaces it`);
       }
-    }
     case 'list':
       return { keys: await keys.list() };
     case 'revoke': {
-      const id = keyId(args, 'revoke');
-      const record = await keys.revoke(id);
-      if (!record) throw new KeyCommandError(`no active key with id ${id} (make keys lists them)`);
+      const record = await keys.revoke(c.id);
+      if (!record) throw new KeyCommandError(`no active key with id ${c.id} (make keys lists them)`);
       return { record };
     }
     case 'rotate': {
-      const id = keyId(args, 'rotate');
-      const rotated = await keys.rotate(id);
-      if (!rotated) throw new KeyCommandError(`no active key with id ${id} (make keys lists them)`);
+      const rotated = await keys.rotate(c.id);
+      if (!rotated) throw new KeyCommandError(`no active key with id ${c.id} (make keys lists them)`);
       return { api_key: rotated.apiKey, record: rotated.record };
     }
-    default:
-      throw new KeyCommandError(`unknown command ${command}: create, list, revoke or rotate`);
   }
 }
 
