@@ -46,6 +46,22 @@ export function walPosition(text: string): bigint {
   return (BigInt(`0x${match[1]}`) << 32n) | BigInt(`0x${match[2]}`);
 }
 
+/**
+ * The primary's WAL position now, as the end of what has been inserted: every transaction committed
+ * before it has its commit record before it, also under synchronous_commit = off, where a commit
+ * returns before its WAL is written (pg_current_wal_lsn, the write position, is then short of it and
+ * a replica that replayed it may lack the commit). An insert position just past a page's header
+ * (24 bytes; 40 on a segment's first page) is moved back over it to the page's start, where the
+ * last record ended and where a replica that replayed it stands.
+ */
+export async function primaryWalPosition(sql: Sql): Promise<string> {
+  const [row] = await sql<{ lsn: string }[]>`
+    SELECT (lsn - CASE WHEN o = 40 THEN 40 WHEN o % b = 24 THEN 24 ELSE 0 END)::text AS lsn
+    FROM (SELECT lsn, (pg_walfile_name_offset(lsn)).file_offset AS o, current_setting('wal_block_size')::int AS b
+          FROM (SELECT pg_current_wal_insert_lsn() AS lsn) i) p`;
+  return row!.lsn;
+}
+
 /** How often each replica is probed. */
 const PROBE_EVERY_MS = 1_000;
 /**
@@ -167,8 +183,8 @@ export class ReadRouter implements WalFence {
     const result = await work(this.primary);
     this.primaryReads++;
     if (this.replicas.some((r) => r.up)) {
-      await this.primary<{ lsn: string }[]>`SELECT pg_current_wal_lsn()::text AS lsn`.then(
-        ([row]) => this.advance(row!.lsn),
+      await primaryWalPosition(this.primary).then(
+        (lsn) => this.advance(lsn),
         () => {}, // the primary gone: the next read fails anyway; this one has its answer
       );
     }
@@ -264,8 +280,8 @@ export class ReadRouter implements WalFence {
 
   private async probeOnce(): Promise<void> {
     // the primary's position first: a replica that has replayed it is not behind at all
-    const primaryAt = await within(PROBE_TIMEOUT_MS, this.primary<{ lsn: string }[]>`SELECT pg_current_wal_lsn()::text AS lsn`).then(
-      ([row]) => walPosition(row!.lsn),
+    const primaryAt = await within(PROBE_TIMEOUT_MS, primaryWalPosition(this.primary)).then(
+      (lsn) => walPosition(lsn),
       () => null,
     );
     await Promise.all(this.replicas.map((r) => this.probeOne(r, primaryAt)));

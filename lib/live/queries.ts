@@ -57,8 +57,3 @@ export async function latestRestatementId(sql: Sql): Promise<string> {
   return row!.id;
 }
 
-/** The primary's WAL position now: whatever committed before it, a replica has once it replays it. */
-export async function walPosition(sql: Sql): Promise<string> {
-  const [at] = await sql<{ lsn: string }[]>`SELECT pg_current_wal_lsn()::text AS lsn`;
-  return at!.lsn;
-}

@@ -8,8 +8,8 @@ import { Coalesced, Paced } from '../coalesced.js';
 import type { TradeNotices } from '../db/notices.js';
 import type { Sql } from '../db/connect.js';
 import type { Logger } from '../log.js';
-import type { WalFence } from '../db/replicas.js';
-import { latestCycleId, latestMarket, latestRestatementId, listedMarkets, liveSources, publicPairs, syntheticAt, walPosition, type SyntheticRow } from './queries.js';
+import { primaryWalPosition, type WalFence } from '../db/replicas.js';
+import { latestCycleId, latestMarket, latestRestatementId, listedMarkets, liveSources, publicPairs, syntheticAt, type SyntheticRow } from './queries.js';
 import * as x from '../methodology/exact.js';
 import type { Rational } from '../methodology/exact.js';
 import { combineVenues, publishedRate, STALE_SECONDS, vwapOf, type ExclusionReason } from '../methodology/rules.js';
@@ -142,7 +142,7 @@ export class LiveSnapshot {
     const restated = await this.newRestatements();
     if (this.fence) {
       // everything read above committed before this position: replicas must have replayed it
-      this.fence.advance(await walPosition(this.sql));
+      this.fence.advance(await primaryWalPosition(this.sql));
     }
     this.market = market ?? null;
     const byPair = new Map<string, SourceQuote[]>();

@@ -6,6 +6,8 @@
 import { exec } from 'node:child_process';
 import { promisify } from 'node:util';
 import postgres from 'postgres';
+import type { Sql } from '../../lib/db/connect.js';
+import { primaryWalPosition } from '../../lib/db/replicas.js';
 import { until } from './wait.js';
 
 export const replicaServerUrl = process.env.TEST_DATABASE_READ_URL;
@@ -57,7 +59,7 @@ export async function undelayReplay(): Promise<void> {
 
 /** Waits until the replica has replayed everything the primary (`primary`: any pool on it) has written so far. */
 export async function untilReplayed(primary: postgres.Sql): Promise<void> {
-  const [{ lsn }] = (await primary<{ lsn: string }[]>`SELECT pg_current_wal_lsn()::text AS lsn`) as unknown as [{ lsn: string }];
+  const lsn = await primaryWalPosition(primary as unknown as Sql);
   await onReplicaServer((sql) =>
     until(`the replica replays ${lsn}`, async () => (await sql<{ ok: boolean }[]>`SELECT pg_last_wal_replay_lsn() >= ${lsn}::pg_lsn AS ok`)[0]!.ok),
   );
