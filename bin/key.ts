@@ -6,7 +6,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../lib/db/connect.js';
 import { createLogger } from '../lib/log.js';
-import { adminFile, checkKeyCommand, KeyCommandError, runKeyCommandOn, type AdminFile } from '../api/admin/server.js';
+import { adminFile, checkKeyCommand, KeyCommandError, runKeyCommandOn, type AdminFile, type KeyCommand } from '../api/admin/server.js';
 import { configOrExit, openOrExplain } from './fail.js';
 
 function parsed() {
@@ -48,7 +48,7 @@ async function viaService(): Promise<unknown | undefined> {
   return body;
 }
 
-async function direct(): Promise<unknown> {
+async function direct(checked: KeyCommand): Promise<unknown> {
   // make demo keeps its state in var/demo, beside make run's var: a key made here is not the demo's
   const demoDir = path.join(config.varDir, 'demo');
   if (config.databaseUrl === undefined && fs.existsSync(adminFile(demoDir))) {
@@ -61,7 +61,7 @@ async function direct(): Promise<unknown> {
   }
   const db = await openOrExplain(() => openDatabase(config, log), `make ${command === 'create' ? 'key' : command}`);
   try {
-    return await runKeyCommandOn(db.sql, command, args);
+    return await runKeyCommandOn(db.sql, checked);
   } finally {
     await db.close();
   }
@@ -84,8 +84,9 @@ function print(result: unknown) {
 }
 
 try {
-  checkKeyCommand(command, args); // a mistake answered before the service or the database is asked
-  print((await viaService()) ?? (await direct()));
+  // a mistake answered before the service or the database is asked
+  const checked = checkKeyCommand(command, args);
+  print((await viaService()) ?? (await direct(checked)));
 } catch (err) {
   // one line: the operator's mistakes are worded for them, anything else says only what failed
   process.stderr.write(`error: ${err instanceof KeyCommandError || err instanceof Error ? (err as Error).message.split('\n')[0] : String(err)}\n`);

@@ -75,14 +75,13 @@ export function checkKeyCommand(command: string, args: Record<string, unknown>):
   }
 }
 
-/** A key command run on the database itself: bin/key.ts while no service holds it. */
-export function runKeyCommandOn(sql: Sql, command: string, args: Record<string, unknown>): Promise<unknown> {
-  return runKeyCommand(new KeyStore(sql), command, args);
+/** A checked key command run on the database itself: bin/key.ts while no service holds it. */
+export function runKeyCommandOn(sql: Sql, c: KeyCommand): Promise<unknown> {
+  return runKeyCommand(new KeyStore(sql), c);
 }
 
 /** The operations the admin endpoint and the direct-database fallback of bin/key.ts share. */
-export async function runKeyCommand(keys: KeyStore, command: string, args: Record<string, unknown>): Promise<unknown> {
-  const c = checkKeyCommand(command, args);
+export async function runKeyCommand(keys: KeyStore, c: KeyCommand): Promise<unknown> {
   switch (c.command) {
     case 'create':
       try {
@@ -121,7 +120,7 @@ export async function startAdmin(keys: KeyStore, varDir: string, port: number, l
     const match = /^\/admin\/keys\/(create|list|revoke|rotate)$/.exec(req.url ?? '');
     if (req.method !== 'POST' || !match) return send(404, { error: 'not_found' });
     try {
-      send(200, await runKeyCommand(keys, match[1]!, await readJson(req)));
+      send(200, await runKeyCommand(keys, checkKeyCommand(match[1]!, await readJson(req))));
     } catch (err) {
       // the operator's mistakes are worded for them; anything else is logged here, not echoed
       if (err instanceof KeyCommandError) return send(400, { error: err.message });

@@ -24,9 +24,13 @@ afterAll(() => {
 
 /** A key command, run without blocking this process (its HTTP keep-alive sockets stay served). */
 async function keyCommand(...args: string[]) {
+  return keyCommandIn(env, ...args);
+}
+
+async function keyCommandIn(commandEnv: NodeJS.ProcessEnv, ...args: string[]) {
   const [cmd, argv] = node('bin/key.ts', ...args);
   try {
-    const r = await promisify(execFile)(cmd, argv, { cwd: root, env, encoding: 'utf8', timeout: 60_000 });
+    const r = await promisify(execFile)(cmd, argv, { cwd: root, env: commandEnv, encoding: 'utf8', timeout: 60_000 });
     return { status: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };
@@ -112,6 +116,20 @@ describe('a pipeline-only process (ROLE=pipeline)', () => {
     } finally {
       proc.kill('SIGKILL');
       fs.rmSync(pipelineVar, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a key command with a mistake', () => {
+  it('is answered before any database is looked for or opened', async () => {
+    const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-keys-'));
+    try {
+      const r = await keyCommandIn({ ...env, AFRATES_VAR_DIR: empty }, 'create', '--tier', 'platinum');
+      expect(r.status).toBe(1);
+      expect(r.stderr.trim()).toMatch(/^error: TIER must be one of/);
+      expect(fs.readdirSync(empty)).toEqual([]); // nothing created or locked
+    } finally {
+      fs.rmSync(empty, { recursive: true, force: true });
     }
   });
 });
