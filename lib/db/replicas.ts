@@ -50,16 +50,25 @@ export function walPosition(text: string): bigint {
  * The primary's WAL position now, as the end of what has been inserted: every transaction committed
  * before it has its commit record before it, also under synchronous_commit = off, where a commit
  * returns before its WAL is written (pg_current_wal_lsn, the write position, is then short of it and
- * a replica that replayed it may lack the commit). An insert position just past a page's header
- * (24 bytes; 40 on a segment's first page) is moved back over it to the page's start, where the
- * last record ended and where a replica that replayed it stands.
+ * a replica that replayed it may lack the commit).
  */
 export async function primaryWalPosition(sql: Sql): Promise<string> {
-  const [row] = await sql<{ lsn: string }[]>`
-    SELECT (lsn - CASE WHEN o = 40 THEN 40 WHEN o % b = 24 THEN 24 ELSE 0 END)::text AS lsn
-    FROM (SELECT lsn, (pg_walfile_name_offset(lsn)).file_offset AS o, current_setting('wal_block_size')::int AS b
-          FROM (SELECT pg_current_wal_insert_lsn() AS lsn) i) p`;
-  return row!.lsn;
+  const [row] = await sql<{ lsn: string; offset: number; block: number }[]>`
+    SELECT lsn::text AS lsn, (pg_walfile_name_offset(lsn)).file_offset AS offset, current_setting('wal_block_size')::int AS block
+    FROM (SELECT pg_current_wal_insert_lsn() AS lsn) i`;
+  return recordEnd(row!.lsn, row!.offset, row!.block);
+}
+
+/**
+ * Where the last record inserted ends, from the insert position (`lsn`, `segmentOffset` bytes into
+ * its segment file, pages of `blockSize`): an insert position just past a page's header (24 bytes;
+ * 40 on a segment's first page) is the page's start, where a replica that replayed everything stands.
+ */
+export function recordEnd(lsn: string, segmentOffset: number, blockSize: number): string {
+  const header = segmentOffset === 40 ? 40 : segmentOffset % blockSize === 24 ? 24 : 0;
+  if (header === 0) return lsn;
+  const end = walPosition(lsn) - BigInt(header);
+  return `${(end >> 32n).toString(16).toUpperCase()}/${(end & 0xffffffffn).toString(16).toUpperCase()}`;
 }
 
 /** How often each replica is probed. */

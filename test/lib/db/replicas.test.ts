@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../../lib/config.js';
 import type { Database } from '../../../lib/db/connect.js';
-import { openReadRouter, ReadRouter, walPosition } from '../../../lib/db/replicas.js';
+import { openReadRouter, ReadRouter, recordEnd, walPosition } from '../../../lib/db/replicas.js';
 import { openTestDatabase } from '../../support/db.js';
 import { within } from '../../../lib/within.js';
 import { startProxy } from '../../support/tcp-proxy.js';
@@ -24,6 +24,15 @@ describe('WAL positions', () => {
 
   it('refuses what is not one', () => {
     for (const bad of ['', '0', '0/', '/1', 'x/1', '1/2/3', '123456789/0']) expect(() => walPosition(bad)).toThrow(/not a WAL position/);
+  });
+
+  it("as a fence, stand where the last record ended: an insert position just past a page's header is the page's start", () => {
+    // 8 KB pages, 16 MB segments: 0/3000000 starts a segment (long header, 40 bytes)
+    expect(recordEnd('0/3000028', 40, 8192)).toBe('0/3000000');
+    expect(recordEnd('0/3002018', 0x2018, 8192)).toBe('0/3002000'); // a later page (short header, 24 bytes)
+    expect(recordEnd('1/2018', 0x2018, 8192)).toBe('1/2000'); // across the low word's carry
+    expect(recordEnd('0/3002060', 0x2060, 8192)).toBe('0/3002060'); // mid-page: as inserted
+    expect(recordEnd('16/B374D848', 0x74d848, 8192)).toBe('16/B374D848');
   });
 });
 
