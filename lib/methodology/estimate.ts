@@ -86,7 +86,7 @@ export const ESTIMATE: Arithmetic<Estimate> = {
     }
     return a.v > 0;
   },
-  toFixedPlaces: (a, places) => plain(BigInt(roundScaled(a, places)), places),
+  toFixedPlaces: (a, places) => plain(roundScaled(a, places), places),
   toSignificant(a, digits) {
     if (a.v === 0 && a.e === 0) return '0';
     const m = Math.abs(a.v);
@@ -98,6 +98,6 @@ export const ESTIMATE: Arithmetic<Estimate> = {
     const slack = (a.e + m * STEP) * SAFE + Math.max(lo, hi) * STEP;
     if (!(m - slack >= lo && m + slack < hi)) undecided();
     const places = digits - 1 - k;
-    return plain(BigInt(roundScaled(a, places)), places);
+    return plain(roundScaled(a, places), places);
   },
 };

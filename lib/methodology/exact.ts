@@ -90,19 +90,24 @@ function roundHalfEven(n: bigint, d: bigint): bigint {
   return negative ? -q : q;
 }
 
-/** An integer scaled by 10^-places, written as a plain decimal, without trailing zeros unless `keepZeros` ("1.5", "-2", "0.0001"). */
-export function plain(scaled: bigint, places: number, keepZeros = false): string {
-  const negative = scaled < 0n;
-  let digits = (negative ? -scaled : scaled).toString();
+/**
+ * An integer scaled by 10^-places, written as a plain decimal, without trailing zeros unless
+ * `keepZeros` ("1.5", "-2", "0.0001"). The integer may be a double holding a safe integer (the
+ * error-bounded figures' rounding, ./estimate.ts), whose text is its digits as a BigInt's is.
+ */
+export function plain(scaled: bigint | number, places: number, keepZeros = false): string {
+  const negative = scaled < 0;
+  let digits = String(negative ? -scaled : scaled);
   if (places > 0) {
-    digits = digits.padStart(places + 1, '0');
-    const whole = digits.slice(0, digits.length - places);
-    const fraction = keepZeros ? digits.slice(digits.length - places) : digits.slice(digits.length - places).replace(/0+$/, '');
-    digits = fraction ? `${whole}.${fraction}` : whole;
+    if (digits.length <= places) digits = digits.padStart(places + 1, '0');
+    const point = digits.length - places;
+    let end = digits.length;
+    if (!keepZeros) while (end > point && digits.charCodeAt(end - 1) === 48) end--;
+    digits = end > point ? `${digits.slice(0, point)}.${digits.slice(point, end)}` : digits.slice(0, point);
   } else if (places < 0) {
     digits = digits === '0' ? '0' : digits + '0'.repeat(-places);
   }
-  return negative && /[1-9]/.test(digits) ? `-${digits}` : digits;
+  return negative ? `-${digits}` : digits; // a negative integer has a digit other than 0
 }
 
 /** Rounded half-even to `places` digits after the point, as a plain decimal string (`pad`: all of them, "1.50"). */

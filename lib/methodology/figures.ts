@@ -41,12 +41,16 @@ export function candleFiguresIn<T>(A: Arithmetic<T>) {
     const synthetic =
       c.units_per_usd === null || c.usd_pv === null || !usdVolume || !A.positive(usdVolume) ? null : A.mul(A.div(A.decimal(c.usd_pv), usdVolume), A.decimal(c.units_per_usd));
     const div = vwap ? v.divergence(vwap, synthetic) : null;
-    const shown = { vwap: vwap ? v.publishedRate(vwap) : null, status: v.verificationStatus(div, quote) };
-    if (!full) return { ...shown, confidence: null, divergence_pct: null, synthetic_price: null };
+    const published = vwap ? v.publishedRate(vwap) : null;
+    const status = v.verificationStatus(div, quote);
+    // object literals of one shape, never a spread: a page shapes 10,000 of these, and a spread
+    // object is built property by property on V8's slow path (a third of a candle's figures' time)
+    if (!full) return { vwap: published, status, confidence: null, divergence_pct: null, synthetic_price: null };
     const mean = parsed(c.venue_mean);
     const dispersion = c.venues < 2 || !A.positive(mean) ? A.ratio(0) : A.div(A.sub(parsed(c.venue_max), parsed(c.venue_min)), mean);
     return {
-      ...shown,
+      vwap: published,
+      status,
       confidence: v.confidence({ sources: c.venues, dispersion, divergence: div, quote, ageSeconds: 0 }),
       divergence_pct: div === null ? null : v.percentText(div),
       synthetic_price: synthetic ? v.publishedRate(synthetic) : null,
