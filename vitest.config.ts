@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // a migrated embedded database, made once, that each file's database starts from
+    globalSetup: ['test/support/global-setup.ts'],
     // *.live.test.ts talk to the real venues: only with LIVE_TESTS=1, where there is internet
     exclude: process.env.LIVE_TESTS === '1' ? ['node_modules/**'] : ['test/**/*.live.test.ts', 'node_modules/**'],
     // Each integration file starts its own embedded database; two cores, so two at a time.

@@ -43,6 +43,8 @@ export interface OpenOptions {
   migrate?: boolean | MigrateOptions;
   /** Embedded only: keep data in memory instead of config.dataDir (tests). */
   inMemory?: boolean;
+  /** Embedded in memory only: start from this dump (lib/db/embedded/index.ts `from`). */
+  from?: string;
   /**
    * Embedded only: the database stopped on its own (after one log line saying why). The service
    * exits on it; without it the pool just fails every query from then on.
@@ -58,6 +60,7 @@ export async function openDatabase(config: Config, log: Logger, opts: OpenOption
   if (!url) {
     const dataDir = opts.inMemory ? 'memory' : config.dataDir;
     embedded = await startEmbedded(opts.inMemory ? undefined : config.dataDir, {
+      from: opts.from,
       onFatal: (reason) => {
         log.fatal({ err: reason, dataDir }, `the embedded database stopped: ${reason.message}`);
         opts.onFatal?.(reason);

@@ -2,6 +2,7 @@
 // created on the server named by TEST_DATABASE_URL (dropped again afterwards), so the same suite
 // proves the SQL on both.
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import postgres from 'postgres';
 import { loadConfig } from '../../lib/config.js';
 import { openDatabase, type Database, type Sql } from '../../lib/db/connect.js';
@@ -9,6 +10,15 @@ import { startEmbedded } from '../../lib/db/embedded/index.js';
 import { createLogger } from '../../lib/log.js';
 
 export const testLog = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+
+/** Names the migrated database test/support/global-setup.ts wrote, which each file's database starts from. */
+export const DATABASE_DUMP_ENV = 'AFRATES_TEST_DATABASE_DUMP';
+
+/** The migrated database to start from, where the run made one (a benchmark's run starts from initdb). */
+const migratedDump = (): string | undefined => {
+  const file = process.env[DATABASE_DUMP_ENV];
+  return file && fs.existsSync(file) ? file : undefined;
+};
 
 /** An empty database (not migrated) and how to get rid of it. */
 export async function freshDatabaseUrl(): Promise<{ url: string; drop(): Promise<void> }> {
@@ -42,7 +52,8 @@ export async function freshDatabaseUrl(): Promise<{ url: string; drop(): Promise
  * a suite run leaves no afrates_test_* database behind.
  */
 export async function openTestDatabase(): Promise<Database> {
-  if (!process.env.TEST_DATABASE_URL) return openDatabase(loadConfig({}), testLog, { inMemory: true });
+  // from the run's migrated copy, still migrated on opening: a no-op that proves the copy current
+  if (!process.env.TEST_DATABASE_URL) return openDatabase(loadConfig({}), testLog, { inMemory: true, from: migratedDump() });
   const fresh = await freshDatabaseUrl();
   let db: Database;
   try {

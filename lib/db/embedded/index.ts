@@ -43,6 +43,12 @@ export interface EmbeddedOptions {
   readonly onFatal?: (reason: Error) => void;
   /** How long a second client waits for the connection (default 120 s). */
   readonly queueTimeoutMs?: number;
+  /**
+   * In memory only: start from a database dump() wrote (a tar file) instead of a new one. The
+   * tests start every file's database from one migrated copy: a new database's initdb, and the
+   * JIT compiling of the WASM it runs hot, cost about three times the CPU of unpacking a copy.
+   */
+  readonly from?: string;
 }
 
 export interface EmbeddedDatabase {
@@ -51,6 +57,8 @@ export interface EmbeddedDatabase {
   readonly alive: boolean;
   /** Memory and counters of the worker, for benchmarks and tests. */
   stats(): Promise<EmbeddedStats>;
+  /** Writes the whole database to `file` as a tar that `from` starts from; with no query under way. */
+  dump(file: string): Promise<void>;
   /** Tests: makes PGlite fail with a WASM abort, as too many errors in one call do, to prove it is reported. */
   crash(): void;
   /** Tests: ends the worker thread abruptly. */
@@ -111,7 +119,7 @@ export async function startEmbedded(dataDir: string | undefined, opts: EmbeddedO
     release = acquireLock(dataDir);
   }
   const worker = new Worker(new URL('./worker.mjs', import.meta.url), {
-    workerData: { dataDir, maxMessageBytes: MAX_MESSAGE_BYTES, queueTimeoutMs: opts.queueTimeoutMs, sharedBuffers: SHARED_BUFFERS },
+    workerData: { dataDir, from: dataDir ? undefined : opts.from, maxMessageBytes: MAX_MESSAGE_BYTES, queueTimeoutMs: opts.queueTimeoutMs, sharedBuffers: SHARED_BUFFERS },
   });
   try {
     const conn = await new Promise<string>((resolve, reject) => {
@@ -140,12 +148,17 @@ export async function startEmbedded(dataDir: string | undefined, opts: EmbeddedO
     );
     worker.on('error', (err) => (reason ??= err));
     const pending = new Map<number, (stats: EmbeddedStats) => void>();
+    const dumps = new Map<number, (failure: string | undefined) => void>();
     let nextId = 1;
     worker.on('message', (m: { type: string; id?: number; stats?: EmbeddedStats; name?: string; message?: string; stack?: string }) => {
       if (m.type === 'fatal') reason ??= revive(m);
       if (m.type === 'stats') {
         pending.get(m.id!)?.(m.stats!);
         pending.delete(m.id!);
+      }
+      if (m.type === 'dumped') {
+        dumps.get(m.id!)?.(m.message);
+        dumps.delete(m.id!);
       }
       if (m.type === 'stopped') void worker.terminate();
     });
@@ -161,6 +174,15 @@ export async function startEmbedded(dataDir: string | undefined, opts: EmbeddedO
           pending.set(id, resolve);
           worker.postMessage({ type: 'stats', id });
         });
+      },
+      async dump(file) {
+        if (exited) throw new Error('the embedded database has stopped');
+        const id = nextId++;
+        const failure = await new Promise<string | undefined>((resolve) => {
+          dumps.set(id, resolve);
+          worker.postMessage({ type: 'dump', id, path: file });
+        });
+        if (failure !== undefined) throw new Error(`the embedded database was not dumped: ${failure}`);
       },
       crash() {
         worker.postMessage({ type: 'crash' });

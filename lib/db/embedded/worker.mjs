@@ -4,7 +4,7 @@
 //   parent -> worker: 'stop' | { type: 'stats', id } | { type: 'crash' }
 //   worker -> parent: ready | failed | stopped | stats | fatal (PGlite died; the worker exits next)
 // Plain JavaScript: a worker thread does not inherit the tsx loader.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import v8 from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
@@ -13,8 +13,8 @@ import { slimTimescaledbBundle } from './bundle.mjs';
 import { query } from './frames.mjs';
 import { WireServer } from './wire.mjs';
 
-/** @type {{ dataDir: string | undefined, maxMessageBytes?: number, queueTimeoutMs?: number, sharedBuffers: string }} */
-const { dataDir, maxMessageBytes, queueTimeoutMs, sharedBuffers } = workerData;
+/** @type {{ dataDir: string | undefined, from?: string, maxMessageBytes?: number, queueTimeoutMs?: number, sharedBuffers: string }} */
+const { dataDir, from, maxMessageBytes, queueTimeoutMs, sharedBuffers } = workerData;
 
 /**
  * PGlite's WASM module with PostgreSQL's shared_buffers set to `size` (e.g. '32MB').
@@ -59,7 +59,9 @@ let db;
 /** @type {WireServer | undefined} */
 let server;
 try {
-  db = await PGlite.create({ dataDir, extensions: { timescaledb: timescaledbInstallOnly }, wasmModule: await withSharedBuffers(sharedBuffers) });
+  // `from`: a database written by dump() (a tar), instead of a new one made by initdb
+  const loadDataDir = from ? new Blob([readFileSync(from)]) : undefined;
+  db = await PGlite.create({ dataDir, loadDataDir, extensions: { timescaledb: timescaledbInstallOnly }, wasmModule: await withSharedBuffers(sharedBuffers) });
   // A reopened directory misbehaves (hypertable inserts, cagg functions) until the library is loaded.
   await db.exec(`LOAD 'timescaledb'`);
   await db.exec(`CREATE EXTENSION IF NOT EXISTS timescaledb`);
@@ -76,6 +78,15 @@ parentPort.on('message', async (message) => {
     await server.stop();
     await db.close();
     parentPort.postMessage({ type: 'stopped' });
+  } else if (message?.type === 'dump') {
+    // the whole database as a tar, written to message.path (the wire server's queue holds other queries meanwhile)
+    try {
+      const tar = await db.dumpDataDir('none');
+      writeFileSync(message.path, Buffer.from(await tar.arrayBuffer()));
+      parentPort.postMessage({ type: 'dumped', id: message.id });
+    } catch (err) {
+      parentPort.postMessage({ type: 'dumped', id: message.id, message: /** @type {Error} */ (err).message });
+    }
   } else if (message?.type === 'stats') {
     const heap = v8.getHeapStatistics();
     parentPort.postMessage({ type: 'stats', id: message.id, stats: { ...server.stats(), workerHeapUsedBytes: heap.used_heap_size } });
