@@ -46,4 +46,27 @@ describe('embedded TimescaleDB', () => {
       await second.close();
     }
   });
+
+  it('starts in memory from a dump of another, with its data, and works on from there', async () => {
+    const file = path.join(varDir, 'copy.tar');
+    const original = await openDatabase(config, testLog, { inMemory: true });
+    try {
+      await insertTrades(original.sql, [{ time: new Date('2026-03-01T00:00:00Z'), exchange: 'luno', pair: 'BTCNGN', tradeId: '1', price: 150000000, amount: 0.5, side: null }]);
+      await refreshAggregates(original.sql);
+      await original.embedded!.dump(file);
+    } finally {
+      await original.close();
+    }
+    const copy = await openDatabase(config, testLog, { inMemory: true, from: file });
+    try {
+      expect(await copy.sql`SELECT close::float8 AS close FROM candles WHERE pair = 'BTCNGN' AND interval = '1d'`).toEqual([{ close: 150000000 }]);
+      await insertTrades(copy.sql, [{ time: new Date('2026-03-01T00:03:00Z'), exchange: 'luno', pair: 'BTCNGN', tradeId: '2', price: 160000000, amount: 0.5, side: null }]);
+      await refreshAggregates(copy.sql);
+      expect(await copy.sql`SELECT close::float8 AS close FROM candles WHERE pair = 'BTCNGN' AND interval = '1d'`).toEqual([{ close: 160000000 }]);
+    } finally {
+      await copy.close();
+    }
+    // a dump that is not there is said at the start, not found out by the first query
+    await expect(openDatabase(config, testLog, { inMemory: true, from: path.join(varDir, 'gone.tar') })).rejects.toThrow(/did not start: .*gone\.tar/);
+  });
 });
