@@ -52,8 +52,15 @@ export async function freshDatabaseUrl(): Promise<{ url: string; drop(): Promise
  * a suite run leaves no afrates_test_* database behind.
  */
 export async function openTestDatabase(): Promise<Database> {
-  // from the run's migrated copy, still migrated on opening: a no-op that proves the copy current
-  if (!process.env.TEST_DATABASE_URL) return openDatabase(loadConfig({}), testLog, { inMemory: true, from: migratedDump() });
+  if (!process.env.TEST_DATABASE_URL) {
+    // from the run's migrated copy, still migrated on opening: a no-op that proves the copy current
+    const from = migratedDump();
+    const db = await openDatabase(loadConfig({}), testLog, { inMemory: true, from });
+    // each file's database is a deployment of its own, as a new one is: the copy's secret made anew
+    // by the migration's own default (sql/migrations/*_deployment.sql)
+    if (from) await db.sql`UPDATE deployment SET secret = DEFAULT, created_at = DEFAULT`;
+    return db;
+  }
   const fresh = await freshDatabaseUrl();
   let db: Database;
   try {
