@@ -9,7 +9,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { shapeCandle } from './candles.js';
 import type { AppContext, AppDeps, PairInfo } from './context.js';
-import { candleChunks, PAGE_STATEMENT_ROWS, type CandlePageQuery, type PageRow } from './queries/candles.js';
+import { candleChunks, pageStatementRows, type CandlePageQuery, type PageRow } from './queries/candles.js';
 import type { HistoricalResponse } from './schemas.js';
 import { byteStream, gzipEncoded, sendStream } from './streamed.js';
 
@@ -53,7 +53,7 @@ export async function sendJsonPage(ctx: AppContext, deps: AppDeps, page: JsonPag
     limit_max: page.limitMax,
   });
   // one candle past the page says whether another page follows
-  const chunks = await deps.read.run((sql) => candleChunks(sql, { ...query, limit: query.limit + 1 }, { chunkRows: PAGE_STATEMENT_ROWS }));
+  const chunks = await deps.read.run((sql) => candleChunks(sql, { ...query, limit: query.limit + 1 }, { chunkRows: pageStatementRows(sql) }));
   // a page answered whole is read before answering, and so are the first 2,000-odd candles of a longer one
   const read: PageRow[][] = [];
   let count = 0;

@@ -25,11 +25,19 @@ export function longReadsAtOnce(connections: number): number {
   return Math.max(1, Math.floor(connections / 2));
 }
 
+/** The connections of `sql`'s pool (postgres.js's `max`). */
+function poolSize(sql: Sql): number {
+  const max = Number((sql as unknown as { options?: { max?: unknown } }).options?.max);
+  return Number.isFinite(max) && max > 0 ? max : 1;
+}
+
+/** Whether every statement on `sql` waits its turn on one connection (the embedded database's pool). */
+export const oneConnection = (sql: Sql): boolean => poolSize(sql) === 1;
+
 function turnsOf(sql: Sql): Turns {
   let t = turns.get(sql);
   if (!t) {
-    const max = Number((sql as unknown as { options?: { max?: unknown } }).options?.max);
-    t = { running: 0, limit: longReadsAtOnce(Number.isFinite(max) && max > 0 ? max : 1), waiting: [] };
+    t = { running: 0, limit: longReadsAtOnce(poolSize(sql)), waiting: [] };
     turns.set(sql, t);
   }
   return t;
