@@ -56,6 +56,18 @@ describe('rounding', () => {
     expect(x.toFixedPlaces(d('1.5'), 2, true)).toBe('1.50');
   });
 
+  it('writes a scaled integer alike whether it comes as a BigInt or as a double holding it', () => {
+    // the error-bounded figures (lib/methodology/estimate.ts) round to a double; the exact ones to a BigInt
+    const cases: [bigint, number][] = [[0n, 2], [1n, 0], [-1n, 3], [5n, 1], [-10n, 1], [100n, -2], [1050n, 2], [-123456789n, 4], [2n ** 52n - 1n, 8], [-(2n ** 52n - 1n), 20]];
+    for (let i = 0; i < 500; i++) cases.push([BigInt(Math.floor((Math.random() - 0.5) * 2 ** 53)), Math.floor(Math.random() * 24) - 3]);
+    for (const [n, places] of cases) {
+      for (const keep of [false, true]) expect(x.plain(Number(n), places, keep), `${n} ${places} ${keep}`).toBe(x.plain(n, places, keep));
+    }
+    expect(x.plain(-1234500n, 4)).toBe('-123.45');
+    expect(x.plain(-1234500, 4, true)).toBe('-123.4500');
+    expect(x.plain(7, 5)).toBe('0.00007');
+  });
+
   it('agrees with a reference digit-by-digit rounding on random quotients', () => {
     let seed = 42;
     const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
