@@ -1,8 +1,8 @@
 // Runs the embedded TimescaleDB in a worker thread: PGlite executes queries synchronously on its
 // thread, so on the main thread one long query would freeze every request, even those served
 // from memory. Started by lib/db/embedded/index.ts, which talks to it by messages:
-//   parent -> worker: 'stop' | { type: 'stats', id } | { type: 'crash' }
-//   worker -> parent: ready | failed | stopped | stats | fatal (PGlite died; the worker exits next)
+//   parent -> worker: 'stop' | { type: 'stats', id } | { type: 'dump', id, path } | { type: 'crash' }
+//   worker -> parent: ready | failed | stopped | stats | dumped | fatal (PGlite died; the worker exits next)
 // Plain JavaScript: a worker thread does not inherit the tsx loader.
 import { readFileSync, writeFileSync } from 'node:fs';
 import v8 from 'node:v8';
