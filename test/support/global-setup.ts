@@ -16,6 +16,7 @@ export default async function setup(): Promise<(() => void) | undefined> {
   const file = path.join(dir, 'migrated.tar');
   const db = await openDatabase(loadConfig({}), createLogger('silent'), { inMemory: true });
   try {
+    await db.sql`CHECKPOINT`; // each copy then opens without replaying the migrations' write-ahead log
     await db.embedded!.dump(file);
   } finally {
     await db.close();

@@ -111,15 +111,25 @@ function revive(m: { name?: string; message?: string; stack?: string }): Error {
   return err;
 }
 
+/** What the worker answers a request with (stats, dump), by its id. */
+interface WorkerReply {
+  readonly type: string;
+  readonly id?: number;
+  readonly stats?: EmbeddedStats;
+  /** a dump's failure, or (with type fatal) PGlite's */
+  readonly message?: string;
+}
+
 /** Opens (or creates) the database under dataDir; undefined dataDir = in memory (tests). */
 export async function startEmbedded(dataDir: string | undefined, opts: EmbeddedOptions = {}): Promise<EmbeddedDatabase> {
+  if (dataDir && opts.from) throw new Error('the embedded database starts from a dump only in memory, not in a data directory');
   let release = () => {};
   if (dataDir) {
     fs.mkdirSync(path.dirname(dataDir), { recursive: true });
     release = acquireLock(dataDir);
   }
   const worker = new Worker(new URL('./worker.mjs', import.meta.url), {
-    workerData: { dataDir, from: dataDir ? undefined : opts.from, maxMessageBytes: MAX_MESSAGE_BYTES, queueTimeoutMs: opts.queueTimeoutMs, sharedBuffers: SHARED_BUFFERS },
+    workerData: { dataDir, from: opts.from, maxMessageBytes: MAX_MESSAGE_BYTES, queueTimeoutMs: opts.queueTimeoutMs, sharedBuffers: SHARED_BUFFERS },
   });
   try {
     const conn = await new Promise<string>((resolve, reject) => {
@@ -142,23 +152,29 @@ export async function startEmbedded(dataDir: string | undefined, opts: EmbeddedO
       worker.once('exit', (code) => {
         exited = true;
         release();
+        for (const r of replies.values()) r.reject(new Error('the embedded database has stopped'));
+        replies.clear();
         if (!stopping) opts.onFatal?.(reason ?? new Error(`the database worker thread ended (exit code ${code})`));
         resolve();
       }),
     );
     worker.on('error', (err) => (reason ??= err));
-    const pending = new Map<number, (stats: EmbeddedStats) => void>();
-    const dumps = new Map<number, (failure: string | undefined) => void>();
+    // the worker's answers to stats and dump, by request id; failed all at once if the worker ends
+    const replies = new Map<number, { resolve: (m: WorkerReply) => void; reject: (err: Error) => void }>();
     let nextId = 1;
-    worker.on('message', (m: { type: string; id?: number; stats?: EmbeddedStats; name?: string; message?: string; stack?: string }) => {
+    const ask = (message: { type: string; path?: string }): Promise<WorkerReply> => {
+      if (exited) return Promise.reject(new Error('the embedded database has stopped'));
+      const id = nextId++;
+      return new Promise((resolve, reject) => {
+        replies.set(id, { resolve, reject });
+        worker.postMessage({ ...message, id });
+      });
+    };
+    worker.on('message', (m: WorkerReply & { name?: string; stack?: string }) => {
       if (m.type === 'fatal') reason ??= revive(m);
-      if (m.type === 'stats') {
-        pending.get(m.id!)?.(m.stats!);
-        pending.delete(m.id!);
-      }
-      if (m.type === 'dumped') {
-        dumps.get(m.id!)?.(m.message);
-        dumps.delete(m.id!);
+      if (m.type === 'stats' || m.type === 'dumped') {
+        replies.get(m.id!)?.resolve(m);
+        replies.delete(m.id!);
       }
       if (m.type === 'stopped') void worker.terminate();
     });
@@ -167,22 +183,12 @@ export async function startEmbedded(dataDir: string | undefined, opts: EmbeddedO
       get alive() {
         return !exited;
       },
-      stats() {
-        if (exited) return Promise.reject(new Error('the embedded database has stopped'));
-        const id = nextId++;
-        return new Promise((resolve) => {
-          pending.set(id, resolve);
-          worker.postMessage({ type: 'stats', id });
-        });
+      async stats() {
+        return (await ask({ type: 'stats' })).stats!;
       },
       async dump(file) {
-        if (exited) throw new Error('the embedded database has stopped');
-        const id = nextId++;
-        const failure = await new Promise<string | undefined>((resolve) => {
-          dumps.set(id, resolve);
-          worker.postMessage({ type: 'dump', id, path: file });
-        });
-        if (failure !== undefined) throw new Error(`the embedded database was not dumped: ${failure}`);
+        const { message } = await ask({ type: 'dump', path: file });
+        if (message !== undefined) throw new Error(`the embedded database was not dumped: ${message}`);
       },
       crash() {
         worker.postMessage({ type: 'crash' });

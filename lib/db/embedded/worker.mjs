@@ -79,9 +79,10 @@ parentPort.on('message', async (message) => {
     await db.close();
     parentPort.postMessage({ type: 'stopped' });
   } else if (message?.type === 'dump') {
-    // the whole database as a tar, written to message.path (the wire server's queue holds other queries meanwhile)
+    // the whole database as a tar, written to message.path; under PGlite's query lock, which the
+    // wire server's batches take too, so it never lands in the middle of one
     try {
-      const tar = await db.dumpDataDir('none');
+      const tar = await db.runExclusive(() => db.dumpDataDir('none'));
       writeFileSync(message.path, Buffer.from(await tar.arrayBuffer()));
       parentPort.postMessage({ type: 'dumped', id: message.id });
     } catch (err) {

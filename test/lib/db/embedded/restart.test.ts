@@ -66,6 +66,8 @@ describe('embedded TimescaleDB', () => {
     } finally {
       await copy.close();
     }
+    // a copy is for memory: a data directory is never overwritten by one
+    await expect(openDatabase(config, testLog, { from: file })).rejects.toThrow(/only in memory/);
     // a dump that is not there is said at the start, not found out by the first query
     await expect(openDatabase(config, testLog, { inMemory: true, from: path.join(varDir, 'gone.tar') })).rejects.toThrow(/did not start: .*gone\.tar/);
   });
