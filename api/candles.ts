@@ -19,6 +19,7 @@ import { CANDLE, TIMESTAMP, type Candle } from './schemas.js';
  */
 export function shapeCandle(c: PageRow, pair: string, quote: string, full: boolean, n: (text: string) => number = numeric): Candle {
   const f = figures(c, quote, full);
+  const quality = candleDataQuality(c.venues);
   return {
     time: c.t,
     pair,
@@ -33,13 +34,13 @@ export function shapeCandle(c: PageRow, pair: string, quote: string, full: boole
     verification: full
       ? {
           status: f.status,
-          data_quality: candleDataQuality(c.venues),
+          data_quality: quality,
           confidence: f.confidence!,
           divergence_pct: f.divergence_pct === null ? null : n(f.divergence_pct),
           synthetic_price: f.synthetic_price === null ? null : n(f.synthetic_price),
           sources_count: c.venues,
         }
-      : { status: f.status, data_quality: candleDataQuality(c.venues) },
+      : { status: f.status, data_quality: quality },
     methodology_version: METHODOLOGY_VERSION,
   };
 }

@@ -96,6 +96,7 @@ function roundHalfEven(n: bigint, d: bigint): bigint {
  * error-bounded figures' rounding, ./estimate.ts), whose text is its digits as a BigInt's is.
  */
 export function plain(scaled: bigint | number, places: number, keepZeros = false): string {
+  if (typeof scaled === 'number' && !Number.isSafeInteger(scaled)) throw new RangeError(`not a safe integer: ${scaled}`);
   const negative = scaled < 0;
   let digits = String(negative ? -scaled : scaled);
   if (places > 0) {

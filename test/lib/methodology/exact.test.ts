@@ -66,6 +66,8 @@ describe('rounding', () => {
     expect(x.plain(-1234500n, 4)).toBe('-123.45');
     expect(x.plain(-1234500, 4, true)).toBe('-123.4500');
     expect(x.plain(7, 5)).toBe('0.00007');
+    // a double that is no whole number, or past 2^53, has no exact digits to write
+    for (const bad of [1.5, 2 ** 53, Number.NaN]) expect(() => x.plain(bad, 2)).toThrow(/not a safe integer/);
   });
 
   it('agrees with a reference digit-by-digit rounding on random quotients', () => {
