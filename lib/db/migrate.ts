@@ -26,6 +26,7 @@ import type { Logger } from '../log.js';
 import { PARAMETERS } from '../methodology/parameters.js';
 import { candleIntervalsFile } from './intervals-sql.js';
 import { createPool, type Sql, type Tx } from './pool.js';
+import { renewDeploymentIfCopied } from './deployment.js';
 import { buildBeside, catchUp, compare, definitionsChanged, describe, dropBuild, recordRestatements, swapIn, type Built } from './rebuild.js';
 import { resetFrontiers } from './refresh.js';
 import { aggregateFiles, buildOf, checksumOf, inFile, unchanged, withDependants, type SqlObjectFile } from './sql-files.js';
@@ -133,6 +134,7 @@ async function migrateSteps(url: string, log: Logger, sqlDir: string, opts: Migr
   at('SQL objects (sql/aggregates, functions, views)');
   const sql = createPool(url, 1);
   try {
+    await renewDeploymentIfCopied(sql, log); // before any process of a copy reads its secret
     // the api and pipeline services may start together: one applies, the others wait, then find it done
     await lockOrWait(sql, SQL_OBJECTS_LOCK, log, 'SQL objects');
     const files = repeatableFiles(sqlDir);

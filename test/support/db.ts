@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import postgres from 'postgres';
 import { loadConfig } from '../../lib/config.js';
 import { openDatabase, type Database, type Sql } from '../../lib/db/connect.js';
+import { renewDeployment } from '../../lib/db/deployment.js';
 import { startEmbedded } from '../../lib/db/embedded/index.js';
 import { createLogger } from '../../lib/log.js';
 
@@ -56,9 +57,9 @@ export async function openTestDatabase(): Promise<Database> {
     // from the run's migrated copy, still migrated on opening: a no-op that proves the copy current
     const from = migratedDump();
     const db = await openDatabase(loadConfig({}), testLog, { inMemory: true, from });
-    // each file's database is a deployment of its own, as a new one is: the copy's secret made anew
-    // by the migration's own default (sql/migrations/*_deployment.sql)
-    if (from) await db.sql`UPDATE deployment SET secret = DEFAULT, created_at = DEFAULT`;
+    // each file's database is a deployment of its own, as a new one is: a copy of the data
+    // directory is where it was copied from (lib/db/deployment.ts), so its secret is made anew here
+    if (from) await renewDeployment(db.sql);
     return db;
   }
   const fresh = await freshDatabaseUrl();

@@ -1,0 +1,33 @@
+// A deployment is its database (sql/migrations/*_deployment.sql): the secret that names its part of
+// Redis (api/redis.ts RedisScope) is made at its first migration and read by every process on it.
+// A copy of the database restored from a dump, or copied into another database or onto another
+// server, is another deployment: where a database is, is the server's system identifier (kept by
+// streaming replicas and a promoted standby, new on every initdb) and the database's oid. Each
+// start compares it with where the secret was made, and a copy makes its own. A copy of the data
+// directory itself (a cloned volume, a base backup started as a server of its own, make run's var/
+// copied) is still where it was: docs/operations.md gives the command for it.
+import type { Logger } from '../log.js';
+import type { Sql } from './pool.js';
+
+const HERE = `(SELECT system_identifier::text FROM pg_control_system()) || '/' || (SELECT oid::text FROM pg_database WHERE datname = current_database())`;
+
+/** The deployment's secret made anew here (docs/operations.md: a copy of the data directory given its own). */
+export async function renewDeployment(sql: Sql): Promise<void> {
+  await sql.unsafe(`UPDATE deployment SET secret = DEFAULT, created_at = now(), made_in = ${HERE}`);
+}
+
+/**
+ * A new secret when the database is no longer where its secret was made (a copy), recorded where
+ * it is on a first start. One statement each: processes starting together renew it once.
+ * Returns whether it was renewed.
+ */
+export async function renewDeploymentIfCopied(sql: Sql, log: Logger): Promise<boolean> {
+  await sql.unsafe(`UPDATE deployment SET made_in = ${HERE} WHERE made_in IS NULL`);
+  const renewed = await sql.unsafe<{ made_in: string }[]>(
+    `UPDATE deployment SET secret = DEFAULT, created_at = now(), made_in = ${HERE} WHERE made_in <> ${HERE} RETURNING made_in`,
+  );
+  if (renewed.length > 0) {
+    log.warn({ made_in: renewed[0]!.made_in }, "this database is a copy of another deployment's (restored or moved): it is a deployment of its own, with its own part of Redis");
+  }
+  return renewed.length > 0;
+}
