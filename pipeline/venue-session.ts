@@ -4,7 +4,7 @@
 // GET /v1/status and settlement). A venue that keeps failing pauses for a growing time.
 import Bottleneck from 'bottleneck';
 import { BadSymbol, OperationFailed, type Exchange } from './ccxt.js';
-import type { Sql } from '../lib/db/connect.js';
+import { isUnreachable, type Sql } from '../lib/db/connect.js';
 import type { Logger } from '../lib/log.js';
 import type { Trade } from 'ccxt';
 import { Coalesced } from '../lib/coalesced.js';
@@ -180,7 +180,7 @@ export class VenueSession {
    * Collects one pair by REST from its watermark; its health recorded, its warnings logged. A
    * failure is returned, not thrown.
    */
-  private async collectListing(listing: Listing): Promise<CollectResult | { error: RunError }> {
+  private async collectListing(listing: Listing): Promise<CollectResult | { error: RunError; database: boolean }> {
     const { sql, log, now } = this.o;
     try {
       const result = await collect(sql, { venue: this.o.venue, exchange: this.exchange, symbol: listing.symbol, pair: listing.pair }, (w) => this.withRetry(w), {
@@ -210,7 +210,7 @@ export class VenueSession {
       if (err instanceof BadSymbol) this.discoveredAt = Math.min(this.discoveredAt, now() - DAY_MS + REDISCOVER_MS);
       const message = `${(err as Error).constructor.name}: ${(err as Error).message}`.slice(0, 500);
       await this.recordHealth(listing.pair, false, null, message).catch(() => {});
-      return { error: { source: this.id, pair: listing.pair, error: message } };
+      return { error: { source: this.id, pair: listing.pair, error: message }, database: isUnreachable(err) };
     }
   }
 
@@ -277,28 +277,38 @@ export class VenueSession {
     if (now() < this.nextAttemptAt) return { inserted: 0, errors: [], late: 0, seconds: 0, skipped: true };
     const errors: RunError[] = [];
     let discoveryFailed = false;
+    // the database, not the venue, failed (down, failing over): that says nothing of the venue
+    let databaseFailed = false;
     let inserted = 0;
     let late = 0;
     try {
       if (this.listings.length === 0 || now() - this.discoveredAt > DAY_MS) await this.discover();
     } catch (err) {
       discoveryFailed = true;
+      databaseFailed ||= isUnreachable(err);
       errors.push({ source: this.id, error: `loadMarkets: ${(err as Error).message}`.slice(0, 500) });
     }
     for (const listing of this.listings) {
       if (this.o.stopped()) break;
       const result = await this.collectListing(listing);
-      if ('error' in result) errors.push(result.error);
-      else {
+      if ('error' in result) {
+        errors.push(result.error);
+        databaseFailed ||= result.database;
+      } else {
         inserted += result.inserted;
         late += result.late;
       }
     }
     const failures = errors.filter((e) => e.pair !== undefined).length; // pairs that failed (not the market list)
     const allFailed = this.listings.length === 0 ? discoveryFailed : failures === this.listings.length;
-    this.failedCycles = allFailed ? this.failedCycles + 1 : 0;
-    // after 3 failed runs in a row: pause 1, 2, 4 ... up to 10 minutes before trying again
-    this.nextAttemptAt = this.failedCycles >= 3 ? now() + Math.min(600_000, 60_000 * 2 ** (this.failedCycles - 3)) : 0;
+    // after 3 runs in a row that the venue failed: pause 1, 2, 4 ... up to 10 minutes before trying
+    // again. A run the database failed leaves the count as it was: a venue paused for the database's
+    // outage would not be read when it is back, and a venue that keeps only its latest trades would
+    // have lost those of the pause for good.
+    if (!databaseFailed) {
+      this.failedCycles = allFailed ? this.failedCycles + 1 : 0;
+      this.nextAttemptAt = this.failedCycles >= 3 ? now() + Math.min(600_000, 60_000 * 2 ** (this.failedCycles - 3)) : 0;
+    }
     // what failed and why, in the line an operator reads (venue_health and ingest_cycles keep it too)
     log[errors.length ? 'warn' : 'info'](
       { venue: this.id, pairs: this.listings.length, inserted, failures, ms: now() - started, failedCycles: this.failedCycles, ...(errors.length ? { errors } : {}) },

@@ -8,7 +8,7 @@ import { collect, readWatermark } from '../../pipeline/collect.js';
 import { Pipeline } from '../../pipeline/runner.js';
 import { startSimMarket, type SimMarket } from '../../sim/index.js';
 import { venueById, venues } from '../../pipeline/venues/index.js';
-import { openTestDatabase, testLog } from '../support/db.js';
+import { failingQueries, openTestDatabase, testLog } from '../support/db.js';
 
 // short enough that Quidax (latest ~100 trades only, no paging) can still serve all of it
 const LOOKBACK = 5 * 60_000;
@@ -198,6 +198,26 @@ describe('faults', () => {
     clock += 60_000;
     expect((await p.runTradeCycle()).errors).toEqual([]);
     await expectAllExact(); // the failed pair's trades too, once it answered again
+    await p.stop();
+  });
+
+  it('does not pause a venue for cycles the database failed: the first cycle after the outage collects every venue, losing nothing', async () => {
+    // the database unreachable (down, failing over) for more runs in a row than a venue may fail before it pauses
+    const down = failingQueries(db.sql, 'FROM ingest_watermarks WHERE', Object.assign(new Error('write CONNECTION_CLOSED'), { code: 'CONNECTION_CLOSED' }));
+    const config = loadConfig({ MARKET: 'simulated', SIM_URL: sim.url, CYCLE_SECONDS: '10' });
+    const p = new Pipeline({ config, log: testLog, sql: down.sql, venues, now, initialLookbackMs: LOOKBACK, retryDelaysMs: [5], requestTimeoutMs: 400, unpaced: true });
+    clock += 60_000;
+    expect((await p.runTradeCycle()).errors).toEqual([]);
+    down.fail(1_000_000);
+    for (let i = 0; i < 4; i++) {
+      clock += 10_000;
+      const report = await p.runTradeCycle();
+      expect(new Set(report.errors.map((e) => e.source))).toEqual(new Set(Object.keys(sim.listings())));
+    }
+    down.fail(0);
+    clock += 10_000;
+    expect((await p.runTradeCycle()).errors).toEqual([]);
+    await expectAllExact();
     await p.stop();
   });
 
