@@ -26,20 +26,34 @@ DROP FUNCTION IF EXISTS candles_until(text, text, timestamptz, timestamptz, inte
 
 -- candles_until(interval, pair, from, to, limit): where a read of at most `limit` of a pair's
 -- candles from `from` ends, exclusive: the bucket of the candle after the last, else `to`.
+-- Looked for in a window from `from` that holds limit + 1 buckets, widened fourfold until the
+-- candle is in it or it reaches `to`: an aggregate's rows come out of its view unordered, so a read
+-- of the whole range sorts every candle of it (a 10,000-candle page's statements would each sort
+-- the page's whole remaining range), while a window sorts about what the read needs when the
+-- buckets are traded, and a sparse pair's few rows when they are not. A window is a prefix of the
+-- range: the candle found in it is the range's.
 CREATE FUNCTION candles_until(p_interval text, p_pair text, p_from timestamptz, p_to timestamptz, p_limit integer)
 RETURNS timestamptz LANGUAGE plpgsql STABLE AS $fn$
 DECLARE
   v_until timestamptz;
+  v_end timestamptz;
+  v_width interval := candle_width(p_interval);
 BEGIN
   IF p_limit IS NULL THEN
     RETURN p_to;
   END IF;
-  EXECUTE format($q$
-    SELECT bucket FROM %I
-    WHERE pair = $1 AND bucket >= $2 AND bucket < $3
-    ORDER BY bucket OFFSET $4 LIMIT 1
-  $q$, candle_aggregate(p_interval)) INTO v_until USING p_pair, p_from, p_to, p_limit;
-  RETURN coalesce(v_until, p_to);
+  v_end := least(p_to, p_from + v_width * (p_limit + 1));
+  LOOP
+    EXECUTE format($q$
+      SELECT bucket FROM %I
+      WHERE pair = $1 AND bucket >= $2 AND bucket < $3
+      ORDER BY bucket OFFSET $4 LIMIT 1
+    $q$, candle_aggregate(p_interval)) INTO v_until USING p_pair, p_from, v_end, p_limit;
+    IF v_until IS NOT NULL OR v_end >= p_to THEN
+      RETURN coalesce(v_until, p_to);
+    END IF;
+    v_end := least(p_to, p_from + (v_end - p_from) * 4);
+  END LOOP;
 END $fn$;
 
 -- The query: each candle of the level's aggregate in [$3, $9) (c), the USDT leg's VWAP in the same

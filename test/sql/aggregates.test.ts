@@ -245,6 +245,23 @@ describe('pages and hourly observations', () => {
     }
   });
 
+  it('candles_until is the bucket `limit` candles after `from` (else `to`), however far the traded buckets are from `from`', async () => {
+    const to = new Date('2027-01-01T00:00:00Z');
+    for (const interval of ['5m', '15m', '1h', '1d'] as const) {
+      const buckets = (await db.sql<{ t: string }[]>`SELECT t FROM candle_page(${interval}, 'BTCZAR', '2026-01-01', ${to}, NULL)`).map((r) => new Date(r.t).getTime());
+      const n = buckets.length;
+      // two months before the first trade, at the first candle, between two, and past the last
+      const froms = [Date.parse('2026-01-01T00:00:00Z'), buckets[0]!, buckets[Math.floor(n / 2)]! + 1, buckets[n - 1]! + 1];
+      for (const from of froms) {
+        const after = buckets.filter((b) => b >= from);
+        for (const limit of [0, 1, 2, 7, after.length - 1, after.length, after.length + 3].filter((l) => l >= 0)) {
+          const [row] = await db.sql<{ until: Date }[]>`SELECT candles_until(${interval}, 'BTCZAR', ${new Date(from)}, ${to}, ${limit}) AS until`;
+          expect(row!.until.getTime(), `${interval} from ${new Date(from).toISOString()} limit ${limit}`).toBe(after[limit] ?? to.getTime());
+        }
+      }
+    }
+  });
+
   it('premium_series builds each day from its hourly observations', async () => {
     const all = ref.candles(trades, '1h');
     const byDay = new Map<number, number[]>();
