@@ -7,6 +7,7 @@
 // every other customer's requests (docs/decisions.md, "Each customer's share").
 // Either way the text is JSON.stringify's of the whole page, byte for byte.
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { backgroundTurn } from '../lib/foreground.js';
 import { shapeCandle } from './candles.js';
 import type { AppContext, AppDeps, PairInfo } from './context.js';
 import { candleChunks, pageStatementRows, type CandlePageQuery, type PageRow } from './queries/candles.js';
@@ -52,8 +53,13 @@ export async function sendJsonPage(ctx: AppContext, deps: AppDeps, page: JsonPag
     limit: query.limit,
     limit_max: page.limitMax,
   });
-  // one candle past the page says whether another page follows
-  const chunks = await deps.read.run((sql) => candleChunks(sql, { ...query, limit: query.limit + 1 }, { chunkRows: pageStatementRows(sql) }));
+  // one candle past the page says whether another page follows; a page of more than one statement
+  // is a long read, bulk work from here on (lib/foreground.ts)
+  const chunks = await deps.read.run((sql) => {
+    const chunkRows = pageStatementRows(sql);
+    if (query.limit + 1 > chunkRows) ctx.state.leaveForeground();
+    return candleChunks(sql, { ...query, limit: query.limit + 1 }, { chunkRows });
+  });
   // a page answered whole is read before answering, and so are the first 2,000-odd candles of a longer one
   const read: PageRow[][] = [];
   let count = 0;
@@ -119,6 +125,7 @@ async function* pageText(
         piece = '';
       }
       await nextTurn();
+      await backgroundTurn();
     }
   }
   yield `${piece}],"meta":${JSON.stringify(meta(written, hasMore, last))}}`;

@@ -19,6 +19,8 @@ export interface Customer {
 export interface AppState {
   requestId: string;
   customer?: Customer;
+  /** The rest of this answer is bulk work (a long read): it leaves the foreground (lib/foreground.ts). */
+  leaveForeground: () => void;
 }
 
 export type AppContext = Koa.ParameterizedContext<AppState, Router.RouterParamContext<AppState>>;

@@ -15,6 +15,7 @@ import { setAnswerHeaders, setErrorHeaders } from './headers.js';
 import { serializeJson } from './json.js';
 import { recordRequest, type ObserveRequest, type RequestMetrics } from './metrics.js';
 import { requestIds } from './requestId.js';
+import { enterForeground } from '../../lib/foreground.js';
 
 const VARY = 'Accept-Encoding, Origin';
 
@@ -44,6 +45,9 @@ export function envelope(opts: EnvelopeOptions): Koa.Middleware<AppState> {
   const nextId = requestIds();
   return async function envelope(ctx, next) {
     const started = process.hrtime.bigint();
+    // in the foreground until its answer is made, or until the route says the rest is bulk work
+    const leaveForeground = enterForeground();
+    ctx.state.leaveForeground = leaveForeground;
     ctx.state.requestId = nextId();
     // straight onto the response (nothing has been sent yet): Koa's ctx.set would check that first
     const res = ctx.res;
@@ -67,6 +71,7 @@ export function envelope(opts: EnvelopeOptions): Koa.Middleware<AppState> {
         serializeJson(ctx); // {error, message, status}: small, never compressed
       }
     } finally {
+      leaveForeground();
       // Answered before the client sent all of its body (a slow upload at the deadline, a 401 to
       // an upload): the rest would be read as this connection's next request, or run into Node's
       // request timeout and an unasked-for 408 after this answer. The connection ends with it.

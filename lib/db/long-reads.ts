@@ -8,6 +8,7 @@
 // first among them) is sent at once, waiting behind at most those in flight. A reader has at most
 // one statement waiting (its next chunk), so the readers take turns, statement by statement
 // (docs/decisions.md, "Long reads take turns on the database").
+import { backgroundTurn } from '../foreground.js';
 import type { Sql } from './pool.js';
 
 interface Turns {
@@ -48,6 +49,7 @@ function turnsOf(sql: Sql): Turns {
  * statement is made only then: postgres.js sends a query when it is first awaited).
  */
 export async function longReadStatement<T>(sql: Sql, statement: () => PromiseLike<T>): Promise<T> {
+  await backgroundTurn();
   const t = turnsOf(sql);
   if (t.running >= t.limit) await new Promise<void>((resolve) => t.waiting.push(resolve));
   else t.running++;
