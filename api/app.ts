@@ -6,6 +6,7 @@ import { admit } from './middleware/auth.js';
 import { concurrencyShares } from './middleware/concurrency.js';
 import { envelope } from './middleware/envelope.js';
 import { readBody } from './middleware/body.js';
+import { inForeground } from './middleware/foreground.js';
 import { observeRequests } from './middleware/metrics.js';
 import { mountOpenApi } from './routes/openapi.js';
 import { memoisedRouting } from './routing.js';
@@ -35,6 +36,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(admit({ keys: deps.keys, gatewaySecret: deps.config.gatewaySecret, limiter: deps.limiter, routing }));
   app.use(concurrencyShares(deps.limiter.inFlight, routing)); // each customer's share of this process: 429 past it
   app.use(readBody()); // JSON bodies, bounded in size and depth (api/middleware/body.ts)
+  app.use(inForeground()); // small requests before bulk work (lib/foreground.ts)
   app.use(routing.routes);
   app.use(router.allowedMethods()); // 405 (or 501) with Allow: the envelope puts it in the error shape
 

@@ -15,9 +15,9 @@ import { setAnswerHeaders, setErrorHeaders } from './headers.js';
 import { serializeJson } from './json.js';
 import { recordRequest, type ObserveRequest, type RequestMetrics } from './metrics.js';
 import { requestIds } from './requestId.js';
-import { enterForeground } from '../../lib/foreground.js';
 
 const VARY = 'Accept-Encoding, Origin';
+const notInForeground = () => {};
 
 /**
  * RFC 9112 (3.2): an HTTP/1.1 request has exactly one Host header, and no request has two (they
@@ -45,9 +45,7 @@ export function envelope(opts: EnvelopeOptions): Koa.Middleware<AppState> {
   const nextId = requestIds();
   return async function envelope(ctx, next) {
     const started = process.hrtime.bigint();
-    // in the foreground until its answer is made, or until the route says the rest is bulk work
-    const leaveForeground = enterForeground();
-    ctx.state.leaveForeground = leaveForeground;
+    ctx.state.leaveForeground = notInForeground; // until the request has arrived whole (api/middleware/foreground.ts)
     ctx.state.requestId = nextId();
     // straight onto the response (nothing has been sent yet): Koa's ctx.set would check that first
     const res = ctx.res;
@@ -71,7 +69,7 @@ export function envelope(opts: EnvelopeOptions): Koa.Middleware<AppState> {
         serializeJson(ctx); // {error, message, status}: small, never compressed
       }
     } finally {
-      leaveForeground();
+      ctx.state.leaveForeground();
       // Answered before the client sent all of its body (a slow upload at the deadline, a 401 to
       // an upload): the rest would be read as this connection's next request, or run into Node's
       // request timeout and an unasked-for 408 after this answer. The connection ends with it.

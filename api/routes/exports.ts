@@ -82,6 +82,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
       const stored = kept && kept.maker === maker && kept.rowsDigest === (await candlesDigest(sql, pair.pair, k.interval, from, to)) ? kept.bytes : null;
       if (stored) return { complete, stored, made: null };
       const digest = complete ? new RowsDigest() : undefined;
+      ctx.state.leaveForeground(); // making the file is bulk work (a HEAD reads it through here)
       const file = await makeMonthFile(sql, pair, k, digest);
       // kept once whole, on the primary, before the last byte goes; a failure to keep it fails no download
       const keep = (bytes: Buffer) => storeMonthFile(deps.sql, k, { bytes, rowsDigest: digest!.hex(), maker }).catch((err: unknown) => deps.log.warn({ err, file: k }, 'month file not kept'));
