@@ -103,7 +103,7 @@ export function mount(router: AppRouter, deps: AppDeps): void {
 }
 
 /**
- * The page as CSV. Where it ends is found first (one index read), so that its meta can go in the
+ * The page as CSV. Where it ends is found first (candles_until), so that its meta can go in the
  * headers; then its rows are read and sent a statement at a time.
  */
 async function sendCsv(ctx: AppContext, deps: AppDeps, page: CandlePageQuery, pair: PairInfo, full: boolean): Promise<void> {
