@@ -16,18 +16,28 @@ export async function renewDeployment(sql: Sql): Promise<void> {
   await sql.unsafe(`UPDATE deployment SET secret = DEFAULT, created_at = now(), made_in = ${HERE}`);
 }
 
+/** SQLSTATEs of a server that will not say where it is (pg_control_system revoked or missing: a managed service). */
+const PLACE_UNKNOWN = new Set(['42501', '42883', '0A000']);
+
 /**
  * A new secret when the database is no longer where its secret was made (a copy), recorded where
- * it is on a first start. One statement each: processes starting together renew it once.
- * Returns whether it was renewed.
+ * it is on a first start. One statement each: processes starting together renew it once. A server
+ * that will not say where it is is left as it is, with a warning. Returns whether it was renewed.
  */
 export async function renewDeploymentIfCopied(sql: Sql, log: Logger): Promise<boolean> {
-  await sql.unsafe(`UPDATE deployment SET made_in = ${HERE} WHERE made_in IS NULL`);
-  const renewed = await sql.unsafe<{ made_in: string }[]>(
-    `UPDATE deployment SET secret = DEFAULT, created_at = now(), made_in = ${HERE} WHERE made_in <> ${HERE} RETURNING made_in`,
-  );
-  if (renewed.length > 0) {
-    log.warn({ made_in: renewed[0]!.made_in }, "this database is a copy of another deployment's (restored or moved): it is a deployment of its own, with its own part of Redis");
+  try {
+    await sql.unsafe(`UPDATE deployment SET made_in = ${HERE} WHERE made_in IS NULL`);
+    const renewed = await sql.unsafe<{ was: string }[]>(
+      `UPDATE deployment d SET secret = DEFAULT, created_at = now(), made_in = ${HERE}
+       FROM (SELECT made_in AS was FROM deployment) old
+       WHERE d.made_in <> ${HERE} RETURNING old.was`,
+    );
+    if (renewed.length === 0) return false;
+    log.warn({ made_in: renewed[0]!.was }, "this database is a copy of another deployment's (restored or moved): it is a deployment of its own, with its own part of Redis");
+    return true;
+  } catch (err) {
+    if (!PLACE_UNKNOWN.has(String((err as { code?: unknown }).code))) throw err;
+    log.warn({ err: (err as Error).message }, 'the server does not say where it is (pg_control_system): a copy of this database is not told from it; give a copy its own secret by hand (docs/operations.md, "Redis")');
+    return false;
   }
-  return renewed.length > 0;
 }
