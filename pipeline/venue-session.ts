@@ -302,10 +302,10 @@ export class VenueSession {
     const failures = errors.filter((e) => e.pair !== undefined).length; // pairs that failed (not the market list)
     const allFailed = this.listings.length === 0 ? discoveryFailed : failures === this.listings.length;
     // after 3 runs in a row that the venue failed: pause 1, 2, 4 ... up to 10 minutes before trying
-    // again. A run the database failed leaves the count as it was: a venue paused for the database's
-    // outage would not be read when it is back, and a venue that keeps only its latest trades would
-    // have lost those of the pause for good.
-    if (!databaseFailed) {
+    // again. A run that failed for the database leaves the count as it was: a venue paused for the
+    // database's outage would not be read when it is back, and a venue that keeps only its latest
+    // trades would have lost those of the pause for good.
+    if (!allFailed || !databaseFailed) {
       this.failedCycles = allFailed ? this.failedCycles + 1 : 0;
       this.nextAttemptAt = this.failedCycles >= 3 ? now() + Math.min(600_000, 60_000 * 2 ** (this.failedCycles - 3)) : 0;
     }
