@@ -42,14 +42,15 @@ BEGIN
   IF p_limit IS NULL THEN
     RETURN p_to;
   END IF;
-  v_end := least(p_to, p_from + v_width * (p_limit + 1));
+  -- the whole range at once where a window could not be told (an open end, a limit past any page)
+  v_end := CASE WHEN isfinite(p_to) AND p_limit < 1000000 THEN least(p_to, p_from + v_width * (p_limit + 1)) ELSE p_to END;
   LOOP
     EXECUTE format($q$
       SELECT bucket FROM %I
       WHERE pair = $1 AND bucket >= $2 AND bucket < $3
       ORDER BY bucket OFFSET $4 LIMIT 1
     $q$, candle_aggregate(p_interval)) INTO v_until USING p_pair, p_from, v_end, p_limit;
-    IF v_until IS NOT NULL OR v_end >= p_to THEN
+    IF v_until IS NOT NULL OR v_end IS NULL OR v_end >= p_to THEN
       RETURN coalesce(v_until, p_to);
     END IF;
     v_end := least(p_to, p_from + (v_end - p_from) * 4);

@@ -259,6 +259,11 @@ describe('pages and hourly observations', () => {
           expect(row!.until.getTime(), `${interval} from ${new Date(from).toISOString()} limit ${limit}`).toBe(after[limit] ?? to.getTime());
         }
       }
+      // an open end, and a limit past any page: the whole range is read at once
+      const [open] = await db.sql<{ until: string }[]>`SELECT candles_until(${interval}, 'BTCZAR', '2026-01-01', 'infinity', ${n})::text AS until`;
+      expect(open!.until).toBe('infinity');
+      const [huge] = await db.sql<{ until: Date }[]>`SELECT candles_until(${interval}, 'BTCZAR', '2026-01-01', ${to}, 2147483646) AS until`;
+      expect(huge!.until.getTime()).toBe(to.getTime());
     }
   });
 
