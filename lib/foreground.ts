@@ -1,9 +1,10 @@
-// Requests before bulk work. A request is in the foreground until its handler has returned (an
-// answer from memory, a small page, the start of a long one); the bulk parts of long answers (the
-// statements of a long read after its first, the text of a streamed page a slice at a time) run in
-// the background: each step waits while a request is in the foreground in this process, at most
-// MAX_WAIT_MS, so another customer's request meets the database and this thread as if no long
-// answer were being made, and a long answer still moves on under steady traffic.
+// Requests before bulk work. A request is in the foreground of this process from when it has
+// arrived whole until its answer is made (api/middleware/foreground.ts enters, the envelope
+// leaves), or until its route says the rest is bulk work; the bulk parts of long answers (the
+// statements of a long read after its first, lib/db/long-reads.ts; the text of a streamed page a
+// slice at a time) run in the background: each step waits while a request is in the foreground,
+// at most MAX_WAIT_MS, so another customer's request meets the database and this thread as if no
+// long answer were being made, and a long answer still moves on under steady traffic.
 // (docs/decisions.md, "Small requests before bulk work".)
 
 /** The longest a background step waits for the foreground to clear. */
@@ -13,7 +14,7 @@ let inForeground = 0;
 const waiting: (() => void)[] = [];
 
 function release(): void {
-  for (const go of waiting.splice(0)) go();
+  if (waiting.length > 0) for (const go of waiting.splice(0)) go(); // every request leaves through here: no array made for nothing
 }
 
 /** A request enters the foreground; the function returned leaves it (once). */

@@ -9,11 +9,12 @@
 import type { Logger } from '../log.js';
 import type { Sql } from './pool.js';
 
-const HERE = `(SELECT system_identifier::text FROM pg_control_system()) || '/' || (SELECT oid::text FROM pg_database WHERE datname = current_database())`;
+/** Where the database is, as a CTE `here(place)` for the statements below. */
+const HERE = `WITH here AS (SELECT (SELECT system_identifier::text FROM pg_control_system()) || '/' || (SELECT oid::text FROM pg_database WHERE datname = current_database()) AS place)`;
 
 /** The deployment's secret made anew here (docs/operations.md: a copy of the data directory given its own). */
 export async function renewDeployment(sql: Sql): Promise<void> {
-  await sql.unsafe(`UPDATE deployment SET secret = DEFAULT, created_at = now(), made_in = ${HERE}`);
+  await sql.unsafe(`${HERE} UPDATE deployment SET secret = DEFAULT, created_at = now(), made_in = here.place FROM here`);
 }
 
 /** SQLSTATEs of a server that will not say where it is (pg_control_system revoked or missing: a managed service). */
@@ -26,11 +27,11 @@ const PLACE_UNKNOWN = new Set(['42501', '42883', '0A000']);
  */
 export async function renewDeploymentIfCopied(sql: Sql, log: Logger): Promise<boolean> {
   try {
-    await sql.unsafe(`UPDATE deployment SET made_in = ${HERE} WHERE made_in IS NULL`);
+    await sql.unsafe(`${HERE} UPDATE deployment SET made_in = here.place FROM here WHERE made_in IS NULL`);
     const renewed = await sql.unsafe<{ was: string }[]>(
-      `UPDATE deployment d SET secret = DEFAULT, created_at = now(), made_in = ${HERE}
-       FROM (SELECT made_in AS was FROM deployment) old
-       WHERE d.made_in <> ${HERE} RETURNING old.was`,
+      `${HERE}, old AS (SELECT made_in AS was FROM deployment)
+       UPDATE deployment d SET secret = DEFAULT, created_at = now(), made_in = here.place
+       FROM here, old WHERE d.made_in <> here.place RETURNING old.was`,
     );
     if (renewed.length === 0) return false;
     log.warn({ made_in: renewed[0]!.was }, "this database is a copy of another deployment's (restored or moved): it is a deployment of its own, with its own part of Redis");

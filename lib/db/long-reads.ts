@@ -7,7 +7,8 @@
 // at once, the others wait here in the order they asked, and every other statement (a read's
 // first among them) is sent at once, waiting behind at most those in flight. A reader has at most
 // one statement waiting (its next chunk), so the readers take turns, statement by statement
-// (docs/decisions.md, "Long reads take turns on the database").
+// (docs/decisions.md, "Long reads take turns on the database"). Before its turn, each waits while
+// a request is in the foreground (lib/foreground.ts).
 import { backgroundTurn } from '../foreground.js';
 import type { Sql } from './pool.js';
 
