@@ -30,10 +30,15 @@ async function deployment(url: string): Promise<{ secret: string; made_in: strin
   }
 }
 
-/** A logger that keeps the warnings' messages. */
-function listening(): { log: Logger; warned: string[] } {
+/** A logger that keeps the warnings' messages, and the place each names. */
+function listening(): { log: Logger; warned: string[]; places: unknown[] } {
   const warned: string[] = [];
-  return { warned, log: { ...testLog, warn: (_fields: unknown, msg?: string) => void warned.push(String(msg)) } as unknown as Logger };
+  const places: unknown[] = [];
+  const warn = (fields: { made_in?: unknown }, msg?: string) => {
+    warned.push(String(msg));
+    places.push(fields?.made_in);
+  };
+  return { warned, places, log: { ...testLog, warn } as unknown as Logger };
 }
 
 describe('the deployment a database is', () => {
@@ -56,6 +61,7 @@ describe('the deployment a database is', () => {
     expect(copy.secret).not.toBe(first.secret);
     expect(copy.made_in).toBe(first.made_in);
     expect(told.warned.some((m) => m.includes('a copy of another deployment'))).toBe(true);
+    expect(told.places).toContain('1234567890123456789/16384'); // where it was copied from
     await migrate(database.url, testLog); // and keeps the new one from then on
     expect((await deployment(database.url)).secret).toBe(copy.secret);
   });
@@ -73,7 +79,10 @@ describe('the deployment a database is', () => {
       await admin.unsafe(`CREATE DATABASE ${copyName} TEMPLATE ${name}`);
       expect((await deployment(copyUrl.toString())).secret).toBe(before.secret); // the copy, as made
 
-      await migrate(copyUrl.toString(), testLog);
+      // two processes starting on the copy together: it is renewed once
+      const [a, b] = [listening(), listening()];
+      await Promise.all([migrate(copyUrl.toString(), a.log), migrate(copyUrl.toString(), b.log)]);
+      expect([...a.warned, ...b.warned].filter((m) => m.includes('a copy of another deployment'))).toHaveLength(1);
       const copy = await deployment(copyUrl.toString());
       expect(copy.secret).not.toBe(before.secret);
       expect(copy.made_in).not.toBe(before.made_in);
