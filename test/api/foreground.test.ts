@@ -67,12 +67,23 @@ function get(path: string): Promise<number> {
   return new Promise((resolve, reject) => http.get(`http://127.0.0.1:${port}${path}`, (res) => (res.resume(), resolve(res.statusCode ?? 0))).on('error', reject));
 }
 
+/** Handlers held from here until release(). */
+function hold(): void {
+  entered = 0;
+  held = new Promise<void>((r) => (release = r));
+}
+
+/** GET `path`, once its handler runs (held): its status once released, in `answer`. */
+async function asked(path: string): Promise<{ answer: Promise<number> }> {
+  const answer = get(path);
+  await until('the handler runs', () => entered === 1, 5_000, 5);
+  return { answer };
+}
+
 describe('the foreground', () => {
   it('holds bulk steps while a request is being answered, and lets them go once it is', async () => {
-    entered = 0;
-    held = new Promise<void>((r) => (release = r));
-    const answer = get('/answer');
-    await until('the handler runs', () => entered === 1, 5_000, 5);
+    hold();
+    const { answer } = await asked('/answer');
     expect(await bulkGoesNow()).toBe(false);
     release();
     expect(await answer).toBe(200);
@@ -80,18 +91,15 @@ describe('the foreground', () => {
   });
 
   it('lets bulk steps go while a request makes the rest of its answer as bulk work', async () => {
-    entered = 0;
-    held = new Promise<void>((r) => (release = r));
-    const answer = get('/bulk');
-    await until('the handler runs', () => entered === 1, 5_000, 5);
+    hold();
+    const { answer } = await asked('/bulk');
     expect(await bulkGoesNow()).toBe(true);
     release();
     expect(await answer).toBe(200);
   });
 
   it('lets bulk steps go while a client is still sending its body, and holds them once it has arrived', async () => {
-    entered = 0;
-    held = new Promise<void>((r) => (release = r));
+    hold();
     const body = '{"label":"slowly sent"}';
     const socket = net.connect(port, '127.0.0.1');
     let reply = '';
