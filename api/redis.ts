@@ -14,7 +14,7 @@ import crypto from 'node:crypto';
 import { Command, Redis } from 'ioredis';
 import type { Sql } from '../lib/db/connect.js';
 import type { Logger } from '../lib/log.js';
-import { deploymentSecret } from './queries/deployment.js';
+import { deploymentSecret } from '../lib/db/deployment.js';
 
 class FailFastRedis extends Redis {
   // Every command, those of MULTI ... EXEC and the ready check included, is sent through here.

@@ -29,13 +29,13 @@ log.warn({ sim: sim.url, replay: replay ?? null, varDir: config.varDir }, 'DEMO:
 // signals are heard from the start: one during start-up stops the demo once it is up
 let fail: (reason: Error) => void = () => process.exit(1);
 // health says `starting` (503) until the history is published: what it answers is then what stays
-const starting = startService(config, log, { collect: false, starting: true, onDatabaseFatal: (reason) => fail(reason) }).catch(async (err: Error) => {
+const starting = startService(config, log, { collect: false, starting: true, onFatal: (reason) => fail(reason) }).catch(async (err: Error) => {
   log.fatal({ reason: err.message }, `the demo could not start: ${err.message}`);
   await sim.stop();
   process.exit(1);
 });
 let stopping = false;
-// a database that dies before the service is up ends the start (exit 1); afterwards, a clean stop
+// a fatal failure (lib/process.ts onFatal) before the service is up ends the start (exit 1); afterwards, a clean stop
 const stopFailed = stopOnSignals(async () => {
   stopping = true;
   await (await starting).stop(); // also ends a backfill under way

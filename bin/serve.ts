@@ -7,12 +7,12 @@ const config = configOrExit();
 const log = createLogger(config.logLevel, { market: config.market });
 // signals are heard from the start: one during start-up stops the service once it is up
 let fail: (reason: Error) => void = () => process.exit(1);
-const starting = startService(config, log, { onDatabaseFatal: (reason) => fail(reason) }).catch((err: Error) => {
+const starting = startService(config, log, { onFatal: (reason) => fail(reason) }).catch((err: Error) => {
   // one line saying why (a busy database, a taken port), not a stack trace
   log.fatal({ reason: err.message }, `afrates could not start: ${err.message}`);
   process.exit(1);
 });
-// a database that dies before the service is up ends the start (exit 1); afterwards, a clean stop
+// a fatal failure (lib/process.ts onFatal) before the service is up ends the start (exit 1); afterwards, a clean stop
 const stopFailed = stopOnSignals(async () => (await starting).stop(), log);
 const service = await starting;
 fail = stopFailed;

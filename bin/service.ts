@@ -25,8 +25,8 @@ export interface Service {
 export interface ServiceOptions {
   /** Start the pipeline's loops (default true); false leaves that to the caller (the demo first loads history). */
   readonly collect?: boolean;
-  /** The embedded database stopped on its own (already logged): the caller stops and exits non-zero. */
-  readonly onDatabaseFatal?: (reason: Error) => void;
+  /** A failure the process cannot run on (already logged; lib/process.ts): the caller stops and exits non-zero. */
+  readonly onFatal?: (reason: Error) => void;
   /**
    * The caller publishes what the database holds before it is served (the demo's history): until
    * ready(), health answers 503 `starting` instead of a status of what is only half published.
@@ -35,7 +35,7 @@ export interface ServiceOptions {
 }
 
 export async function startService(config: Config, log: Logger, opts: ServiceOptions = {}): Promise<Service> {
-  const p = await openProcess(config, log, { onDatabaseFatal: opts.onDatabaseFatal });
+  const p = await openProcess(config, log, { onFatal: opts.onFatal });
   try {
     const api = config.role !== 'pipeline' ? await (await import('../api/process.js')).startApiPart(p, { starting: opts.starting }) : null;
     const pipeline = config.role !== 'api' ? await (await import('../pipeline/process.js')).startPipelinePart(p, { snapshot: api?.snapshot, afterCycle: api?.afterCycle }) : null;
@@ -57,7 +57,7 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
  * to this process while the terminal sends it too: a repeat within two seconds is that same
  * request. A signal after that exits at once (exit 1), for a stop that hangs.
  * Returns `fail`: the same clean stop for a failure the process cannot run on (the embedded
- * database died), then exit 1; the API keeps serving what it holds in memory until then, and a
+ * database died, the database became another deployment), then exit 1; the API keeps serving what it holds in memory until then, and a
  * stop that hangs is cut short after FAIL_STOP_MS.
  */
 export function stopOnSignals(stop: () => Promise<void>, log: Logger): (reason: Error) => void {

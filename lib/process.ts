@@ -23,6 +23,8 @@ export interface ServiceProcess {
   readonly notices: TradeNotices;
   /** The process's one registry, or null without METRICS_PORT (nothing is recorded without a listener to read it). */
   readonly metrics: ServiceMetrics | null;
+  /** A failure the process cannot run on (already logged): the caller's onFatal stops it, exit 1. */
+  fail(reason: Error): void;
   /** A part to stop with the process: stopped in the reverse order of starting. */
   stops(part: string, close: () => Promise<void> | void): void;
   /** Opens the metrics listener, once everything it reports is started (null without METRICS_PORT). */
@@ -31,14 +33,17 @@ export interface ServiceProcess {
 }
 
 export interface ProcessOptions {
-  /** The embedded database stopped on its own (already logged): the caller stops and exits non-zero. */
-  readonly onDatabaseFatal?: (reason: Error) => void;
+  /**
+   * A failure the process cannot run on (already logged: the embedded database stopped, the
+   * database became another deployment under it): the caller stops and exits non-zero.
+   */
+  readonly onFatal?: (reason: Error) => void;
   /** A database already open (the tests'): used instead of opening the config's, and left open at stop. */
   readonly database?: Database;
 }
 
 export async function openProcess(config: Config, log: Logger, opts: ProcessOptions = {}): Promise<ServiceProcess> {
-  const db = opts.database ?? (await openDatabase(config, log, { onFatal: opts.onDatabaseFatal }));
+  const db = opts.database ?? (await openDatabase(config, log, { onFatal: opts.onFatal }));
   const closers: Array<[string, () => Promise<void> | void]> = opts.database ? [] : [['database', () => db.close()]];
   const stop = async () => {
     let failed: unknown;
@@ -65,6 +70,7 @@ export async function openProcess(config: Config, log: Logger, opts: ProcessOpti
       webhookSecrets: createSecretBox({ keyHex: config.webhookSecretKey, keyDir }),
       notices: tradeNotices(db.sql, db.kind),
       metrics,
+      fail: (reason) => opts.onFatal?.(reason),
       stops: (part, close) => void closers.push([part, close]),
       async serveMetrics() {
         if (!metrics) return null;

@@ -5,9 +5,17 @@
 // streaming replicas and a promoted standby, new on every initdb) and the database's oid. Each
 // start compares it with where the secret was made, and a copy makes its own. A copy of the data
 // directory itself (a cloned volume, a base backup started as a server of its own, make run's var/
-// copied) is still where it was: docs/operations.md gives the command for it.
+// copied) is still where it was: docs/operations.md gives the command for it. A process running
+// when its database becomes a deployment of its own stops (heedRenewal), so that none keeps the old
+// part of Redis beside the new.
 import type { Logger } from '../log.js';
 import type { Sql } from './pool.js';
+
+/** The deployment's secret; undefined when the database was not migrated by this version. */
+export async function deploymentSecret(sql: Sql): Promise<string | undefined> {
+  const [row] = await sql<{ secret: string }[]>`SELECT secret FROM deployment`;
+  return row?.secret;
+}
 
 /** Where the database is, as a CTE `here(place)` for the statements below. */
 const HERE = `WITH here AS (SELECT (SELECT system_identifier::text FROM pg_control_system()) || '/' || (SELECT oid::text FROM pg_database WHERE datname = current_database()) AS place)`;
@@ -41,4 +49,36 @@ export async function renewDeploymentIfCopied(sql: Sql, log: Logger): Promise<bo
     log.warn({ err: (err as Error).message }, 'the server does not say where it is (pg_control_system): a copy of this database is not told from it; give a copy its own secret by hand (docs/operations.md, "Redis")');
     return false;
   }
+}
+
+/** How often a running process reads the deployment's secret again (heedRenewal). */
+export const RENEWAL_CHECK_MS = 5_000;
+
+/**
+ * Reads the deployment's secret now and again every `everyMs`, and calls `onRenewed` once when it
+ * is no longer the one first read: the database became a deployment of its own under this process
+ * (a process started on it after a restore in place or a pg_upgrade, an operator by hand), and a
+ * process holding the old secret would keep the old part of Redis beside the new. A read, not a
+ * notification: a restore writes the row without an UPDATE. A round that fails (the database away)
+ * is tried again at the next. Returns the stop of the rounds.
+ */
+export async function heedRenewal(sql: Sql, onRenewed: () => void, everyMs = RENEWAL_CHECK_MS): Promise<() => void> {
+  const first = await deploymentSecret(sql);
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const round = async () => {
+    const now = await deploymentSecret(sql).catch(() => undefined);
+    if (stopped) return;
+    if (now !== undefined && now !== first) {
+      stopped = true;
+      onRenewed();
+      return;
+    }
+    timer = setTimeout(() => void round(), everyMs).unref();
+  };
+  timer = setTimeout(() => void round(), everyMs).unref();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
 }

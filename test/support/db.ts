@@ -84,15 +84,20 @@ export async function openTestDatabase(): Promise<Database> {
 
 /**
  * `sql`, except that the next `fail(n)` queries whose text includes `match` fail with `err`, as a
- * statement timeout or a dropped connection would; `pending` is how many are still to fail.
+ * statement timeout or a dropped connection would; `pending` is how many are still to fail,
+ * `matched` how many such queries were made, failed or not.
  */
-export function failingQueries(sql: Sql, match: string, err: Error): { sql: Sql; fail(times: number): void; readonly pending: number } {
+export function failingQueries(sql: Sql, match: string, err: Error): { sql: Sql; fail(times: number): void; readonly pending: number; readonly matched: number } {
   let left = 0;
+  let matched = 0;
   const failing = new Proxy(sql, {
     apply(target, self, args: unknown[]) {
-      if (left > 0 && Array.isArray(args[0]) && (args[0] as string[]).join('?').includes(match)) {
-        left--;
-        return Promise.reject(err);
+      if (Array.isArray(args[0]) && (args[0] as string[]).join('?').includes(match)) {
+        matched++;
+        if (left > 0) {
+          left--;
+          return Promise.reject(err);
+        }
       }
       return Reflect.apply(target as never, self, args);
     },
@@ -102,6 +107,9 @@ export function failingQueries(sql: Sql, match: string, err: Error): { sql: Sql;
     fail: (times) => void (left = times),
     get pending() {
       return left;
+    },
+    get matched() {
+      return matched;
     },
   };
 }

@@ -3,12 +3,17 @@
 // first start, so a staging service restored from production's dump never shares production's keys,
 // revocations and counters on one Redis. On a server, a real copy (CREATE DATABASE ... TEMPLATE);
 // everywhere, a database whose row says it was made elsewhere, as a restored dump's row does.
+// A running process whose database is renewed under it (a process started on a restored copy)
+// stops: on a server, real API processes.
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../../lib/db/connect.js';
+import { heedRenewal } from '../../../lib/db/deployment.js';
 import { migrate } from '../../../lib/db/migrate.js';
 import type { Logger } from '../../../lib/log.js';
-import { freshDatabaseUrl, testLog } from '../../support/db.js';
+import { failingQueries, freshDatabaseUrl, testLog } from '../../support/db.js';
+import { endServiceRuns, runService } from '../../support/service-process.js';
+import { until } from '../../support/wait.js';
 
 const onServer = Boolean(process.env.TEST_DATABASE_URL);
 let database: { url: string; drop(): Promise<void> };
@@ -17,6 +22,7 @@ beforeAll(async () => {
   database = await freshDatabaseUrl();
 });
 afterAll(async () => {
+  endServiceRuns();
   await database?.drop();
 });
 
@@ -94,4 +100,57 @@ describe('the deployment a database is', () => {
       await original.drop();
     }
   });
+});
+
+describe('a process whose database is renewed under it', () => {
+  it('is told once, after the secret changed, and not while it stays or cannot be read (the database away)', async () => {
+    await migrate(database.url, testLog);
+    const pool = createPool(database.url, 1);
+    const reads = failingQueries(pool, 'FROM deployment', Object.assign(new Error('connection closed'), { code: 'CONNECTION_CLOSED' }));
+    let told = 0;
+    const stop = await heedRenewal(reads.sql, () => told++, 10);
+    try {
+      await until('three rounds that found the same secret', () => reads.matched >= 4);
+      reads.fail(3);
+      await until('three rounds that could not read it', () => reads.pending === 0);
+      expect(told).toBe(0);
+
+      await pool`UPDATE deployment SET secret = DEFAULT`; // as the operator's command, or a process on a copy
+      await until('told of the renewal', () => told === 1);
+      const after = reads.matched;
+      await pool`UPDATE deployment SET secret = DEFAULT`;
+      reads.fail(1); // a round would read this; none is made once told
+      await new Promise((r) => setTimeout(r, 100));
+      expect([told, reads.matched, reads.pending]).toEqual([1, after, 1]);
+    } finally {
+      stop();
+      await pool.end();
+    }
+  });
+
+  it.runIf(onServer)('on a server, an API process stops (exit 1, saying why) when a process started on its restored database renews it; the new one serves', async () => {
+    const restored = await freshDatabaseUrl();
+    try {
+      const first = runService('bin/serve.ts', restored.url, { ROLE: 'api' });
+      expect(await first.outcome, first.output()).toBe('running');
+      // restored in place from a dump: the row says it was made where the dump was taken
+      const sql = createPool(restored.url, 1);
+      await sql`UPDATE deployment SET made_in = '1234567890123456789/16384'`;
+      await sql.end();
+
+      const second = runService('bin/serve.ts', restored.url, { ROLE: 'api' });
+      expect(await second.outcome, second.output()).toBe('running');
+      expect(second.output()).toContain('a copy of another deployment');
+      expect(await first.exited, first.output()).toBe(1);
+      expect(first.output()).toContain('became a deployment of its own under this process');
+
+      const { url } = JSON.parse(second.output().split('\n').find((line) => line.includes('"API listening"'))!) as { url: string };
+      expect((await fetch(`${url}/v1/health`)).status).toBe(200);
+      second.proc.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+    } finally {
+      endServiceRuns();
+      await restored.drop();
+    }
+  }, 120_000);
 });
