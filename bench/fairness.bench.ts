@@ -3,13 +3,16 @@
 // a second customer asks for small pages one after another. The figure is the second customer's
 // p99 under the flood over its p99 alone, limit 2.0; each customer's share of the process
 // (lib/tiers.ts `concurrent`, api/limits/concurrency.ts) bounds the flood's pages in flight.
+// Each customer is a process of its own (as another machine would be): the flood's clients and
+// the second customer's share the cores with the server, not its event loop.
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createLogger } from '../lib/log.js';
 import { TIER_RULES } from '../lib/tiers.js';
 import { pageSlots } from '../api/limits/concurrency.js';
 import { seedMonth, startTestApi } from '../test/support/api.js';
-import { check, header, limitRow, machine, percentile, round, runBench, table } from './support.js';
+import { ask, check, childRole, forkChild, header, limitRow, machine, percentile, round, runBench, table } from './support.js';
 
 const FLOOD = 200;
 const PAGE_ROWS = 10_000;
@@ -57,15 +60,15 @@ async function lightRun(agent: http.Agent, url: URL, key: string, n: number): Pr
 async function main(): Promise<void> {
   const m = machine();
   header("fairness: one customer's 200 concurrent 10,000-candle pages beside another customer's small pages", [
-    `client and server in ONE process on ${m.cpus} cores; ${process.env.BENCH_DATABASE_URL ? 'a TimescaleDB server (BENCH_DATABASE_URL) on the same machine, a pool of 10' : 'the embedded TimescaleDB (one connection) in a worker thread'}`,
+    `the server in this process, each customer in a process of its own, on ${m.cpus} cores; ${process.env.BENCH_DATABASE_URL ? 'a TimescaleDB server (BENCH_DATABASE_URL) on the same machine, a pool of 10' : 'the embedded TimescaleDB (one connection) in a worker thread'}`,
     `flood: one Enterprise key, ${FLOOD} clients each asking for a ${PAGE_ROWS.toLocaleString('en-US')}-candle 5m page (gzip) again and again, waiting Retry-After when refused (share: ${TIER_RULES.enterprise.concurrent} slots, a page ${pageSlots(PAGE_ROWS)} of them)`,
     `second customer: another Enterprise customer's key, ${LIGHT_REQUESTS} requests for 24 1h candles one after another (or ${LIGHT_MAX_MS / 1000} s), alone, then under the flood`,
   ]);
   // BENCH_DATABASE_URL: a TimescaleDB server (a database of its own, created and dropped), whose pool has 10 connections
   if (process.env.BENCH_DATABASE_URL) process.env.TEST_DATABASE_URL = process.env.BENCH_DATABASE_URL;
   const t = await startTestApi({ hours: 2, log: createLogger('silent') });
-  const flooding = new http.Agent({ keepAlive: true, maxSockets: FLOOD });
   const quiet = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const children: ChildProcess[] = [];
   try {
     // two past months of 5-minute candles: a 10,000-candle page from the first one's start
     const now = new Date();
@@ -78,45 +81,22 @@ async function main(): Promise<void> {
     const heavy = t.keys.enterprise;
     const light = await t.key('enterprise'); // another customer, whose minute (10,000) the runs fit in
     check((await get(quiet, pageUrl, heavy)).status === 200, 'the 10,000-candle page is not served');
+    quiet.destroy();
 
-    await lightRun(quiet, lightUrl, light, 20); // warm-up
-    const { ms: alone } = await lightRun(quiet, lightUrl, light, LIGHT_REQUESTS);
+    const lightClient = forkChild(import.meta.filename, 'light', [lightUrl.href, light]);
+    const floodClients = forkChild(import.meta.filename, 'flood', [pageUrl.href, heavy]);
+    children.push(lightClient, floodClients);
+    await ask(lightClient, { type: 'run', n: 20 }, 'ran'); // warm-up
+    const { ms: alone } = await ask<LightResult>(lightClient, { type: 'run', n: LIGHT_REQUESTS }, 'ran');
 
-    let running = true;
-    let stop = () => {};
-    const stopped = new Promise<void>((resolve) => (stop = resolve));
-    let served = 0;
-    let refused = 0;
-    let late = 0;
-    let started = 0;
-    const client = async () => {
-      while (running) {
-        started++;
-        const r = await get(flooding, pageUrl, heavy);
-        if (r.status === 200) served++;
-        else {
-          // 429 past the share or the minute; 503 at the deadline (the flood's own pages queued behind each other)
-          check(r.status === 429 || r.status === 503, `a flood page answered ${r.status}`);
-          if (r.status === 429) refused++;
-          else late++;
-          // as told, or until the run ends (a refusal may say up to a minute)
-          let timer: NodeJS.Timeout | undefined;
-          await Promise.race([new Promise((resolve) => (timer = setTimeout(resolve, Math.max(1, r.retryAfter) * 1000))), stopped]);
-          clearTimeout(timer);
-        }
-      }
-    };
-    const flood = Array.from({ length: FLOOD }, client);
-    while (started < FLOOD) await new Promise((resolve) => setImmediate(resolve)); // every client has asked
+    await ask(floodClients, { type: 'start' }, 'started'); // every client has asked
     const floodStart = performance.now();
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
-    const { ms: loaded, late: lightLate } = await lightRun(quiet, lightUrl, light, LIGHT_REQUESTS);
+    const { ms: loaded, late: lightLate } = await ask<LightResult>(lightClient, { type: 'run', n: LIGHT_REQUESTS }, 'ran');
     loop.disable();
     const floodSeconds = (performance.now() - floodStart) / 1000;
-    running = false;
-    stop();
-    await Promise.all(flood);
+    const { served, refused, late } = await ask<FloodResult>(floodClients, { type: 'stop' }, 'stopped');
 
     const p99Alone = percentile(alone, 99);
     const p99Loaded = percentile(loaded, 99);
@@ -151,10 +131,77 @@ async function main(): Promise<void> {
       }),
     );
   } finally {
-    flooding.destroy();
     quiet.destroy();
+    for (const c of children) c.kill();
     await t.close();
   }
 }
 
-runBench(main);
+interface LightResult {
+  readonly type: 'ran';
+  readonly ms: number[];
+  readonly late: number;
+}
+
+interface FloodResult {
+  readonly type: 'stopped';
+  readonly served: number;
+  readonly refused: number;
+  readonly late: number;
+}
+
+/** Child: the second customer, `n` requests one after another each time it is asked. */
+function lightCustomer(url: URL, key: string): void {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  process.on('message', (m: { type: string; n: number }) => {
+    if (m.type !== 'run') return;
+    void lightRun(agent, url, key, m.n).then((r) => process.send!({ type: 'ran', ...r } satisfies LightResult));
+  });
+}
+
+/** Child: the flooding customer's FLOOD clients, from `start` until `stop`. */
+function floodingCustomer(url: URL, key: string): void {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: FLOOD });
+  let running = true;
+  let stop = () => {};
+  const stopped = new Promise<void>((resolve) => (stop = resolve));
+  let served = 0;
+  let refused = 0;
+  let late = 0;
+  let started = 0;
+  const client = async () => {
+    while (running) {
+      started++;
+      const r = await get(agent, url, key);
+      if (r.status === 200) served++;
+      else {
+        // 429 past the share or the minute; 503 at the deadline (the flood's own pages queued behind each other)
+        check(r.status === 429 || r.status === 503, `a flood page answered ${r.status}`);
+        if (r.status === 429) refused++;
+        else late++;
+        // as told, or until the run ends (a refusal may say up to a minute)
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([new Promise((resolve) => (timer = setTimeout(resolve, Math.max(1, r.retryAfter) * 1000))), stopped]);
+        clearTimeout(timer);
+      }
+    }
+  };
+  let flood: Promise<void>[] = [];
+  process.on('message', async (m: { type: string }) => {
+    if (m.type === 'start') {
+      flood = Array.from({ length: FLOOD }, client);
+      while (started < FLOOD) await new Promise((resolve) => setImmediate(resolve));
+      process.send!({ type: 'started' });
+    } else if (m.type === 'stop') {
+      running = false;
+      stop();
+      await Promise.all(flood);
+      process.send!({ type: 'stopped', served, refused, late } satisfies FloodResult);
+    }
+  });
+}
+
+const role = childRole();
+if (role === 'light') lightCustomer(new URL(process.argv.at(-2)!), process.argv.at(-1)!);
+else if (role === 'flood') floodingCustomer(new URL(process.argv.at(-2)!), process.argv.at(-1)!);
+else runBench(main);

@@ -31,7 +31,6 @@
 //
 // Run: node_modules/.bin/tsx bench/streams.bench.ts [sse] [demo] [binance]
 //   BENCH_DATABASE_URL=postgres://...   sse and binance on a TimescaleDB server (a database created and dropped)
-import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -42,7 +41,7 @@ import { loadConfig } from '../lib/config.js';
 import { tradeNotices } from '../lib/db/notices.js';
 import { timestamp } from '../lib/format.js';
 import { createLogger } from '../lib/log.js';
-import { check, fmt, header, limitRow, percentile, round, runBench, table } from './support.js';
+import { ask, check, childRole, fmt, forkChild, header, limitRow, percentile, round, runBench, table } from './support.js';
 
 const FILE = import.meta.filename;
 const nowMs = () => performance.timeOrigin + performance.now();
@@ -84,22 +83,7 @@ type Row = readonly (string | number)[];
 const figures: Row[] = [['figure', 'value', 'limit', 'ratio']];
 const json: Record<string, unknown> = { bench: 'streams', at: new Date().toISOString() };
 
-function forkChild(role: string, args: string[] = []): ChildProcess {
-  return fork(FILE, [`--child=${role}`, ...args], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-}
-
-function ask<T>(child: ChildProcess, message: unknown, reply: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const on = (m: { type: string } & Record<string, unknown>) => {
-      if (m.type !== reply) return;
-      child.off('message', on);
-      resolve(m as T);
-    };
-    child.on('message', on);
-    child.once('exit', (code) => reject(new Error(`child ${reply} exited with ${code}`)));
-    child.send(message as object);
-  });
-}
+const forkRole = (role: string, args: string[] = []) => forkChild(FILE, role, args);
 
 // ---------------------------------------------------------------------------------------------
 // child: the SSE clients
@@ -152,7 +136,7 @@ async function partSse(): Promise<void> {
   const onServer = Boolean(process.env.BENCH_DATABASE_URL);
   if (onServer) process.env.TEST_DATABASE_URL = process.env.BENCH_DATABASE_URL;
   const t = await startTestApi({ hours: 2 });
-  const child = forkChild('sse-clients');
+  const child = forkRole('sse-clients');
   try {
     const { notices } = t; // the ones its live snapshot hears, as the service's does
     const keyCount = Math.ceil(SSE_CLIENTS / STREAMS_PER_KEY);
@@ -385,7 +369,7 @@ async function partBinance(): Promise<void> {
   if (onServer) process.env.TEST_DATABASE_URL = process.env.BENCH_DATABASE_URL;
   const db = await openTestDatabase();
   const sim = await startSimMarket({ seed: 2, historyStart: Date.now() - 600_000 });
-  const child = forkChild('aggtrade-server');
+  const child = forkRole('aggtrade-server');
   let runner: InstanceType<typeof VenueStreamRunner> | null = null;
   try {
     const { port } = await new Promise<{ port: number }>((resolve) => child.once('message', (m) => resolve(m as { port: number })));
@@ -509,7 +493,7 @@ async function main(): Promise<void> {
   console.log(JSON.stringify(json));
 }
 
-const role = process.argv.find((a) => a.startsWith('--child='))?.slice(8);
+const role = childRole();
 if (role === 'sse-clients') void sseClients();
 else if (role === 'aggtrade-server') void aggTradeServer();
 else runBench(main);

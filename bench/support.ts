@@ -1,5 +1,5 @@
 // Helpers shared by the benchmarks (not a benchmark itself: `make bench` runs bench/*.bench.ts only).
-import { execFileSync } from 'node:child_process';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -113,4 +113,29 @@ export function allocatorEnv(): Record<string, string> {
 /** Which allocator a running process allocates with, from what it has mapped. */
 export function allocatorOf(pid: number): 'jemalloc' | 'glibc' {
   return fs.readFileSync(`/proc/${pid}/maps`, 'utf8').includes('libjemalloc') ? 'jemalloc' : 'glibc';
+}
+
+/**
+ * `file` (a benchmark) run again as a child process in `role` (`--child=<role>`, read by childRole):
+ * work kept off the measured process's event loop, as another machine's would be.
+ */
+export function forkChild(file: string, role: string, args: string[] = []): ChildProcess {
+  return fork(file, [`--child=${role}`, ...args], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+}
+
+/** The role this process was forked in (forkChild), or undefined in the benchmark's own process. */
+export const childRole = (): string | undefined => process.argv.find((a) => a.startsWith('--child='))?.slice(8);
+
+/** Sends `message` to `child` and resolves with its first message of type `reply`. */
+export function ask<T>(child: ChildProcess, message: unknown, reply: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const on = (m: { type: string } & Record<string, unknown>) => {
+      if (m.type !== reply) return;
+      child.off('message', on);
+      resolve(m as T);
+    };
+    child.on('message', on);
+    child.once('exit', (code) => reject(new Error(`child ${reply} exited with ${code}`)));
+    child.send(message as object);
+  });
 }
