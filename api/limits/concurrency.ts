@@ -2,8 +2,11 @@
 // once, all its keys together (a customer's keys share its limits). A request takes one slot, a
 // page of candles one per PAGE_SLOT_CANDLES candles it asks for (its work on this process's thread
 // and database grows with its candles), at most the whole share, so a customer with nothing in
-// flight can always start any request. Past the share, 429 rate_limit_exceeded with Retry-After, at
-// once: a burst of heavy pages from one customer then queues nobody else's requests behind it
+// flight can always start any request. A page of more than one slot is bulk work, one at a time per
+// customer: two of them would keep both of a small machine's cores busy for every other customer,
+// while one leaves room (bench/README.md, fairness), and the rest of the share stays for the
+// customer's other requests. Past either, 429 rate_limit_exceeded with Retry-After, at once: a
+// burst of heavy pages from one customer then queues nobody else's requests behind it
 // (docs/decisions.md, "Each customer's share"). The refused are told to come back at the pace the
 // share can take them, a share's worth of slots a second: told all at once to retry in a second,
 // a hundred refused clients would come back together, and their refusals again hold up everyone's
@@ -25,10 +28,11 @@ export function pageSlots(candles: number): number {
   return Number.isFinite(candles) && candles > PAGE_SLOT_CANDLES ? Math.ceil(candles / PAGE_SLOT_CANDLES) : 1;
 }
 
-/** What an owner holds: slots, and the requests holding them. */
+/** What an owner holds: slots, the requests holding them, and how many of those are bulk pages. */
 interface Held {
   slots: number;
   requests: number;
+  bulk: number;
 }
 
 /** The longest a refused request is told to wait, in seconds. */
@@ -38,6 +42,8 @@ export const MAX_RETRY_AFTER_SECONDS = 60;
 export interface Refused {
   readonly held: Readonly<Held>;
   readonly asked: number;
+  /** A bulk page refused because another of its owner's is in flight (the share may have room). */
+  readonly bulk: boolean;
   /** Seconds to wait: 1, or later while the seconds before are taken by those refused before it (InFlight.retryAfter). */
   readonly retryAfter: number;
 }
@@ -63,16 +69,20 @@ export class InFlight {
 
   /**
    * Takes `slots` of `owner`'s `share` (at most all of it) and returns its release (idempotent), or,
-   * when they are not free, why not.
+   * when they are not free, or it is a bulk page while another of the owner's is in flight, why not.
    */
   enter(owner: string, slots: number, share: number, nowMs = Date.now()): (() => void) | Refused {
     const asked = Math.min(Math.max(1, slots), share);
-    const held = this.held.get(owner) ?? { slots: 0, requests: 0 };
-    if (held.slots + asked > share) return { held: { ...held }, asked, retryAfter: this.retryAfter(owner, asked, share, nowMs) };
+    const bulk = asked > 1;
+    const held = this.held.get(owner) ?? { slots: 0, requests: 0, bulk: 0 };
+    const secondBulk = bulk && held.bulk > 0;
+    // a bulk page refused is sent back a second apart from the next: one runs at a time
+    if (secondBulk || held.slots + asked > share) return { held: { ...held }, asked, bulk: secondBulk, retryAfter: this.retryAfter(owner, bulk ? share : asked, share, nowMs) };
     const r = this.returns.get(owner);
     if (r && r.first + 1000 * Math.floor(r.slots / share) < nowMs) this.returns.delete(owner); // all due back by now
     held.slots += asked;
     held.requests += 1;
+    if (bulk) held.bulk += 1;
     this.held.set(owner, held);
     let released = false;
     return () => {
@@ -80,12 +90,13 @@ export class InFlight {
       released = true;
       held.slots -= asked;
       held.requests -= 1;
+      if (bulk) held.bulk -= 1;
       if (held.requests === 0) this.held.delete(owner);
     };
   }
 
   /**
-   * Seconds until a refused request asking `asked` slots is to come back: into the first second
+   * Seconds until a refused request weighing `asked` slots is to come back: into the first second
    * from one second on with room in its share, those refused before it filling the seconds
    * before; at most a minute, a larger herd spread over the minute again.
    */

@@ -1,5 +1,6 @@
 // Each customer's share of an API process, taken per request (the counts: api/limits/concurrency.ts):
-// one slot, or the slots its operation says it takes (a page of candles: one per 2,500 candles).
+// one slot, or the slots its operation says it takes (a page of candles: one per 2,500 candles; a
+// page of more than one slot is bulk work, one at a time per customer).
 // A request holds its slots until its route is done and, for an answer made as it is sent, until
 // that is sent (or the client left); a live stream only while it is opened (the stream caps bound
 // those).
@@ -10,11 +11,15 @@ import { PAGE_SLOT_CANDLES, type InFlight, type Refused } from '../limits/concur
 import type { Routing } from '../routing.js';
 import { TIER_RULES, tierLabel, type Tier } from '../../lib/tiers.js';
 
-function refusal(tier: Tier, share: number, { held, asked, retryAfter }: Refused): ApiError {
+function refusal(tier: Tier, share: number, { held, asked, bulk, retryAfter }: Refused): ApiError {
   // pages weighed by their size are named when they are why: this one, or those in flight
   const weighed = asked > 1 || held.slots > held.requests;
-  const why = weighed ? ` A page of candles counts as one request per ${PAGE_SLOT_CANDLES.toLocaleString('en-US')} candles, up to all ${share}: this one as ${asked}, with ${held.slots} taken.` : '';
-  return new ApiError(429, 'rate_limit_exceeded', `At most ${share} requests at once per account on the ${tierLabel(tier)} tier; retry when one has been answered.${why}`, {
+  const slots = PAGE_SLOT_CANDLES.toLocaleString('en-US');
+  const why = weighed ? ` A page of candles counts as one request per ${slots} candles, up to all ${share}: this one as ${asked}, with ${held.slots} taken.` : '';
+  const message = bulk
+    ? `At most one page of more than ${slots} candles at once per account; retry when the one in flight has been answered.`
+    : `At most ${share} requests at once per account on the ${tierLabel(tier)} tier; retry when one has been answered.${why}`;
+  return new ApiError(429, 'rate_limit_exceeded', message, {
     'Retry-After': String(retryAfter),
     // the IETF headers name the "concurrency" policy, so a client can tell it from a spent minute
     'RateLimit-Policy': `"concurrency";q=${share}`,

@@ -79,7 +79,7 @@ describe('concurrency shares', () => {
 });
 
 describe('a page weighed by its candles', () => {
-  it('counts one request per 2,500 candles: two 10,000-candle pages take the whole share, refusing the same customer meanwhile, while a page up to 2,500 counts as one', async () => {
+  it('counts one request per 2,500 candles, one page of more than 2,500 at a time: a second is refused while the rest of the share serves the customer\'s other requests, and past the share those are refused too', async () => {
     const share = TIER_RULES.enterprise.concurrent;
     const heavy = await t.key('enterprise');
     const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
@@ -92,18 +92,28 @@ describe('a page weighed by its candles', () => {
     const held = () => t.api.deps.limiter.inFlight.count(`key:${customer!.id}`);
 
     const release = await holdDatabase();
-    let bigPages: Promise<HttpResult>[] = [];
+    let admitted: Promise<HttpResult>[] = [];
     try {
-      // two 10,000-candle pages (four slots each) take the whole share of 8
-      bigPages = [0, 1].map(() => request(t.api.url, 'GET', big, { headers: { 'X-API-Key': heavy } }));
-      await until('the pages in flight', () => held() === share, 10_000);
+      // a 10,000-candle page takes four slots of 8
+      admitted = [request(t.api.url, 'GET', big, { headers: { 'X-API-Key': heavy } })];
+      await until('the page in flight', () => held() === 4, 10_000);
+      // a second page of more than 2,500 candles is refused though four slots are free
+      const second = await request(t.api.url, 'GET', `/v1/rates/historical?${range}&limit=5000`, { headers: { 'X-API-Key': heavy } });
+      expect(second.status).toBe(429);
+      expect(second.body).toEqual({ error: 'rate_limit_exceeded', status: 429, message: 'At most one page of more than 2,500 candles at once per account; retry when the one in flight has been answered.' });
+      expect(second.headers.get('Retry-After')).toBe('1');
+      expect(second.headers.get('RateLimit-Policy')).toBe(`"concurrency";q=${share}`);
+      expect(second.headers.get('RateLimit')).toBe(`"concurrency";r=${share - 4};t=1`);
+      // the rest of the share serves the customer's other requests
+      admitted.push(...Array.from({ length: share - 4 }, () => request(t.api.url, 'GET', small, { headers: { 'X-API-Key': heavy } })));
+      await until('the share full', () => held() === share, 10_000);
       const over = await request(t.api.url, 'GET', small, { headers: { 'X-API-Key': heavy } });
       expect(over.status).toBe(429);
       expect(over.body.error).toBe('rate_limit_exceeded');
       expect(over.body.message).toBe(`At most ${share} requests at once per account on the Enterprise tier; retry when one has been answered. A page of candles counts as one request per 2,500 candles, up to all ${share}: this one as 1, with ${share} taken.`);
-      expect(over.headers.get('Retry-After')).toBe('1');
-      expect(over.headers.get('RateLimit-Policy')).toBe(`"concurrency";q=${share}`);
-      expect(over.headers.get('RateLimit')).toBe('"concurrency";r=0;t=1');
+      // the second second: the refused page was sent back into the first
+      expect(over.headers.get('Retry-After')).toBe('2');
+      expect(over.headers.get('RateLimit')).toBe('"concurrency";r=0;t=2');
       // counted in the minute like every request: the minute's headers are there too
       expect(Number(over.headers.get('X-RateLimit-Limit'))).toBe(TIER_RULES.enterprise.perMinute);
       expect(over.headers.get('X-RateLimit-Remaining')).toMatch(/^\d+$/);
@@ -113,7 +123,7 @@ describe('a page weighed by its candles', () => {
     } finally {
       await release();
     }
-    expect((await Promise.all(bigPages)).map((r) => r.status)).toEqual([200, 200]);
+    expect((await Promise.all(admitted)).map((r) => r.status)).toEqual(Array(1 + share - 4).fill(200));
     await until('the pages left the share', () => held() === 0, 10_000);
 
     // four 100-candle pages and a 2,500-candle one in flight (five slots): a 10,000-candle page
@@ -126,7 +136,7 @@ describe('a page weighed by its candles', () => {
       const four = await request(t.api.url, 'GET', big, { headers: { 'X-API-Key': heavy } });
       expect(four.status).toBe(429);
       expect(four.body.message).toContain(`this one as 4, with 5 taken`);
-      expect(four.headers.get('RateLimit')).toBe(`"concurrency";r=${share - 5};t=1`);
+      expect(four.headers.get('RateLimit')).toMatch(new RegExp(`^"concurrency";r=${share - 5};t=\\d+$`)); // t: the refusals above may still fill the next second
       pages.push(request(t.api.url, 'GET', `/v1/rates/historical?${range}&limit=7500`, { headers: { 'X-API-Key': heavy } }));
       await until('the 7,500-candle page in flight too', () => held() === share, 10_000);
     } finally {
@@ -148,30 +158,30 @@ describe('a page weighed by its candles', () => {
     let inFlight: Promise<HttpResult>[] = [];
     let refused: HttpResult[] = [];
     try {
-      inFlight = [0, 1].map(() => request(t.api.url, 'GET', big, { headers: { 'X-API-Key': heavy } }));
-      await until('the pages in flight', () => held() === share, 10_000);
-      // twelve more at once: the share takes two such pages at a time
+      inFlight = [request(t.api.url, 'GET', big, { headers: { 'X-API-Key': heavy } })];
+      await until('the page in flight', () => held() === 4, 10_000);
+      // twelve more at once: one such page runs at a time
       refused = await Promise.all(Array.from({ length: 12 }, () => request(t.api.url, 'GET', big, { headers: { 'X-API-Key': heavy } })));
     } finally {
       await release();
     }
-    expect((await Promise.all(inFlight)).map((r) => r.status)).toEqual([200, 200]);
+    expect((await Promise.all(inFlight)).map((r) => r.status)).toEqual([200]);
     expect(refused.map((r) => r.status)).toEqual(Array(12).fill(429));
     const waits = refused.map((r) => Number(r.headers.get('Retry-After'))).sort((a, b) => a - b);
-    expect(waits[0]).toBe(1);
-    expect(waits.filter((w) => w === 1).length).toBeLessThanOrEqual(2); // not the whole herd in the next second
-    expect(waits.at(-1)).toBeGreaterThanOrEqual(4); // twelve pages of half the share: six seconds' worth
-    for (const r of refused) expect(r.headers.get('RateLimit')).toBe(`"concurrency";r=0;t=${r.headers.get('Retry-After')}`);
+    expect(waits).toEqual(Array.from({ length: 12 }, (_, i) => i + 1)); // one a second, not the whole herd in the next
+    for (const r of refused) expect(r.headers.get('RateLimit')).toBe(`"concurrency";r=${share - 4};t=${r.headers.get('Retry-After')}`);
   });
 
-  it('spreads the refused over the seconds by the slots they ask, up to a minute, and starts afresh once they are due', () => {
+  it('spreads the refused over the seconds, a share\'s worth of requests or one page of more than a slot a second, up to a minute, and starts afresh once they are due', () => {
     const inFlight = new InFlight();
     const now = 1_000_000;
-    const release = inFlight.enter('a', 8, 8, now);
-    expect(typeof release).toBe('function');
-    // each refusal asking half the share is due back half a second after the one before it: two a second
-    const waits = Array.from({ length: 6 }, () => (inFlight.enter('a', 4, 8, now) as { retryAfter: number }).retryAfter);
-    expect(waits).toEqual([1, 1, 2, 2, 3, 3]);
+    const singles = Array.from({ length: 8 }, () => inFlight.enter('a', 1, 8, now));
+    expect(singles.every((r) => typeof r === 'function')).toBe(true);
+    // refused requests of one slot come back eight a second; pages of more, one a second
+    const ones = Array.from({ length: 10 }, () => (inFlight.enter('a', 1, 8, now) as { retryAfter: number }).retryAfter);
+    expect(ones).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 2, 2]);
+    const pages = Array.from({ length: 3 }, () => (inFlight.enter('a', 4, 8, now) as { retryAfter: number }).retryAfter);
+    expect(pages).toEqual([2, 3, 4]);
     // another owner's refusals are its own
     inFlight.enter('b', 8, 8, now);
     expect((inFlight.enter('b', 1, 8, now) as { retryAfter: number }).retryAfter).toBe(1);
@@ -183,10 +193,22 @@ describe('a page weighed by its candles', () => {
     for (const w of many) perSecond.set(w, (perSecond.get(w) ?? 0) + 1);
     expect(Math.max(...perSecond.values())).toBeLessThanOrEqual(11); // 600 of a whole share each: ten a second
     // once the owner's share is free and the refused are due back, a refusal is told one second again
-    (release as () => void)();
+    for (const release of singles) (release as () => void)();
     const later = now + 61_000;
     const next = inFlight.enter('a', 8, 8, later);
     expect(typeof next).toBe('function');
     expect((inFlight.enter('a', 1, 8, later) as { retryAfter: number }).retryAfter).toBe(1);
+  });
+
+  it('runs one page of more than a slot at a time per owner, whatever room its share has, and the next once it is released', () => {
+    const inFlight = new InFlight();
+    const page = inFlight.enter('a', 4, 8);
+    expect(typeof page).toBe('function');
+    expect(inFlight.enter('a', 2, 8)).toMatchObject({ bulk: true, asked: 2, held: { slots: 4, requests: 1, bulk: 1 } });
+    expect(typeof inFlight.enter('b', 4, 8)).toBe('function'); // another owner's page runs beside it
+    const small = Array.from({ length: 4 }, () => inFlight.enter('a', 1, 8));
+    expect(small.every((r) => typeof r === 'function')).toBe(true);
+    (page as () => void)();
+    expect(typeof inFlight.enter('a', 2, 8)).toBe('function');
   });
 });
