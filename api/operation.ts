@@ -45,10 +45,10 @@ export interface Operation {
    */
   readonly errors?: readonly ErrorCode[];
   /**
-   * How many of its customer's concurrent slots a request takes, from its query as sent, before
-   * the route validates it (api/limits/concurrency.ts); default one.
+   * How many of its customer's concurrent slots a request takes, from its query as sent and the
+   * customer's tier, before the route validates it (api/limits/concurrency.ts); default one.
    */
-  readonly slots?: (query: Readonly<Record<string, string | string[] | undefined>>) => number;
+  readonly slots?: (query: Readonly<Record<string, string | string[] | undefined>>, tier: Tier) => number;
 }
 
 export interface RouteModule {

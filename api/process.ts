@@ -1,10 +1,9 @@
 // The API's part of a process (ROLE all or api), as the service, the tests and the benchmarks start
 // it: the watch that it still serves the deployment it started as, the app's dependencies on the
-// process's database, the live snapshot rebuilt on trade
-// notices, the public listener (HOST, PORT: 0 is any free port), the loopback admin endpoint for
-// key commands, and the export files of complete months made ahead after each cycle (a few a run,
-// never inside one).
-import { heedRenewal } from '../lib/db/deployment.js';
+// process's database, the live snapshot rebuilt on trade notices, the public listener (HOST, PORT:
+// 0 is any free port), the loopback admin endpoint for key commands, and the export files of
+// complete months made ahead after each cycle (a few a run, never inside one).
+import { heedSecretChange } from '../lib/db/deployment.js';
 import { openReadRouter, type ReadRouter } from '../lib/db/replicas.js';
 import { Coalesced } from '../lib/coalesced.js';
 import type { LiveSnapshot } from '../lib/live/snapshot.js';
@@ -42,12 +41,12 @@ export interface ApiPartOptions {
 
 export async function startApiPart(p: ServiceProcess, opts: ApiPartOptions = {}): Promise<ApiPart> {
   const { config, log, db, metrics } = p;
-  // the deployment it starts as is the one it serves: its secret renewed under it, it stops
-  const stopHeeding = await heedRenewal(db.sql, () => {
-    log.fatal("this database became a deployment of its own under this process (its secret was renewed: a process started on a restored or upgraded copy, or by hand): stopping, so that a start serves the new one");
-    p.fail(new Error('the deployment was renewed under this process'));
+  // the deployment it starts as is the one it serves: its secret changed under it, it stops
+  const deployment = await heedSecretChange(db.sql, () => {
+    log.fatal("this database's deployment secret changed under this process (a process started on a restored or upgraded copy renewed it, a restore replaced it, or an operator did): stopping, so that a start serves the new deployment");
+    p.fail(new Error('the deployment secret changed under this process'));
   });
-  p.stops('deployment watch', stopHeeding);
+  p.stops('deployment watch', deployment.stop);
   // the API's read replicas (DATABASE_READ_URL)
   let read = opts.read;
   if (!read) {
@@ -56,6 +55,7 @@ export async function startApiPart(p: ServiceProcess, opts: ApiPartOptions = {})
     read = opened;
   }
   const deps = await buildDeps(config, log, db.sql, {
+    secret: deployment.secret,
     read,
     signer: p.signer,
     webhookSecrets: p.webhookSecrets,

@@ -129,13 +129,15 @@ export const childRole = (): string | undefined => process.argv.find((a) => a.st
 /** Sends `message` to `child` and resolves with its first message of type `reply`. */
 export function ask<T>(child: ChildProcess, message: unknown, reply: string): Promise<T> {
   return new Promise((resolve, reject) => {
+    const exited = (code: number | null) => reject(new Error(`child ${reply} exited with ${code}`));
     const on = (m: { type: string } & Record<string, unknown>) => {
       if (m.type !== reply) return;
       child.off('message', on);
+      child.off('exit', exited);
       resolve(m as T);
     };
     child.on('message', on);
-    child.once('exit', (code) => reject(new Error(`child ${reply} exited with ${code}`)));
+    child.once('exit', exited);
     child.send(message as object);
   });
 }

@@ -57,8 +57,8 @@ export async function startService(config: Config, log: Logger, opts: ServiceOpt
  * to this process while the terminal sends it too: a repeat within two seconds is that same
  * request. A signal after that exits at once (exit 1), for a stop that hangs.
  * Returns `fail`: the same clean stop for a failure the process cannot run on (the embedded
- * database died, the database became another deployment), then exit 1; the API keeps serving what it holds in memory until then, and a
- * stop that hangs is cut short after FAIL_STOP_MS.
+ * database died, the deployment's secret changed), then exit 1; the API keeps serving what it
+ * holds in memory until then, and a stop that hangs is cut short after FAIL_STOP_MS.
  */
 export function stopOnSignals(stop: () => Promise<void>, log: Logger): (reason: Error) => void {
   let stoppingSince: number | null = null;

@@ -7,10 +7,11 @@
 // while one leaves room (bench/README.md, fairness), and the rest of the share stays for the
 // customer's other requests. Past either, 429 rate_limit_exceeded with Retry-After, at once: a
 // burst of heavy pages from one customer then queues nobody else's requests behind it
-// (docs/decisions.md, "Each customer's share"). The refused are told to come back at the pace the
-// share can take them, a share's worth of slots a second: told all at once to retry in a second,
-// a hundred refused clients would come back together, and their refusals again hold up everyone's
-// requests on the process's thread for tens of milliseconds every second.
+// (docs/decisions.md, "Each customer's share"). The refused are told to come back at the pace
+// they can be taken, a share's worth of slots a second, and bulk pages one a second: told all at
+// once to retry in a second, a hundred refused clients would come back together, and their
+// refusals again hold up everyone's requests on the process's thread for tens of milliseconds
+// every second.
 // Per process, not in Redis: what is shared out is this process's (its event loop, its database
 // connections), and a count in Redis would outlive a process that died holding slots.
 // The middleware that takes a request's slots: api/middleware/concurrency.ts.
@@ -32,35 +33,40 @@ export function pageSlots(candles: number): number {
 interface Held {
   slots: number;
   requests: number;
-  bulk: number;
+  bulkPages: number;
 }
 
 /** The longest a refused request is told to wait, in seconds. */
 export const MAX_RETRY_AFTER_SECONDS = 60;
 
+/** Why a request was refused: its owner's share is full, or it is a bulk page while another of the owner's is in flight. */
+export type RefusedFor = 'share' | 'bulk';
+
 /** Why a request was refused: what its owner holds, and what it asked for (capped at the share); when to retry. */
 export interface Refused {
   readonly held: Readonly<Held>;
   readonly asked: number;
-  /** A bulk page refused because another of its owner's is in flight (the share may have room). */
-  readonly bulk: boolean;
+  readonly refusedFor: RefusedFor;
   /** Seconds to wait: 1, or later while the seconds before are taken by those refused before it (InFlight.retryAfter). */
   readonly retryAfter: number;
 }
 
 /**
- * Where an owner's refused requests are sent back: the second `first` and each one after it takes
- * a share's worth of slots; `slots` have been sent back so far.
+ * Where an owner's refused requests of one kind are sent back: the second `first` and each one
+ * after it takes `perSecond` of what they weigh; `sent` has been sent back so far.
  */
 interface Returns {
   readonly first: number;
-  slots: number;
+  readonly perSecond: number;
+  sent: number;
 }
 
 export class InFlight {
   private readonly held = new Map<string, Held>();
-  /** Per owner, when its refused requests are told to come back (the returns' schedule). */
+  /** Per owner and kind (`share:` or `bulk:` and the owner), when its refused requests are told to come back. */
   private readonly returns = new Map<string, Returns>();
+
+  constructor(private readonly now: () => number = Date.now) {}
 
   /** How many slots `owner` holds here. */
   count(owner: string): number {
@@ -70,19 +76,22 @@ export class InFlight {
   /**
    * Takes `slots` of `owner`'s `share` (at most all of it) and returns its release (idempotent), or,
    * when they are not free, or it is a bulk page while another of the owner's is in flight, why not.
+   * Refused bulk pages are sent back one a second (one runs at a time), other requests a share's
+   * worth of slots a second, each kind on its own schedule.
    */
-  enter(owner: string, slots: number, share: number, nowMs = Date.now()): (() => void) | Refused {
+  enter(owner: string, slots: number, share: number, nowMs = this.now()): (() => void) | Refused {
     const asked = Math.min(Math.max(1, slots), share);
-    const bulk = asked > 1;
-    const held = this.held.get(owner) ?? { slots: 0, requests: 0, bulk: 0 };
-    const secondBulk = bulk && held.bulk > 0;
-    // a bulk page refused is sent back a second apart from the next: one runs at a time
-    if (secondBulk || held.slots + asked > share) return { held: { ...held }, asked, bulk: secondBulk, retryAfter: this.retryAfter(owner, bulk ? share : asked, share, nowMs) };
-    const r = this.returns.get(owner);
-    if (r && r.first + 1000 * Math.floor(r.slots / share) < nowMs) this.returns.delete(owner); // all due back by now
+    const bulkPage = asked > 1;
+    const held = this.held.get(owner) ?? { slots: 0, requests: 0, bulkPages: 0 };
+    if (bulkPage && held.bulkPages > 0) return { held: { ...held }, asked, refusedFor: 'bulk', retryAfter: this.retryAfter(`bulk:${owner}`, 1, 1, nowMs) };
+    if (held.slots + asked > share) return { held: { ...held }, asked, refusedFor: 'share', retryAfter: this.retryAfter(`share:${owner}`, asked, share, nowMs) };
+    for (const kind of ['share', 'bulk']) {
+      const r = this.returns.get(`${kind}:${owner}`);
+      if (r && r.first + 1000 * Math.floor(r.sent / r.perSecond) < nowMs) this.returns.delete(`${kind}:${owner}`); // all due back by now
+    }
     held.slots += asked;
     held.requests += 1;
-    if (bulk) held.bulk += 1;
+    if (bulkPage) held.bulkPages += 1;
     this.held.set(owner, held);
     let released = false;
     return () => {
@@ -90,26 +99,26 @@ export class InFlight {
       released = true;
       held.slots -= asked;
       held.requests -= 1;
-      if (bulk) held.bulk -= 1;
+      if (bulkPage) held.bulkPages -= 1;
       if (held.requests === 0) this.held.delete(owner);
     };
   }
 
   /**
-   * Seconds until a refused request weighing `asked` slots is to come back: into the first second
-   * from one second on with room in its share, those refused before it filling the seconds
-   * before; at most a minute, a larger herd spread over the minute again.
+   * Seconds until a refused request weighing `weight` is to come back on the schedule `key`: into
+   * the first second from one second on with room (`perSecond`), those refused before it filling
+   * the seconds before; at most a minute, a larger herd spread over the minute again.
    */
-  private retryAfter(owner: string, asked: number, share: number, nowMs: number): number {
-    let r = this.returns.get(owner);
-    let seconds = r ? Math.round((r.first + 1000 * Math.floor(r.slots / share) - nowMs) / 1000) : 0;
+  private retryAfter(key: string, weight: number, perSecond: number, nowMs: number): number {
+    let r = this.returns.get(key);
+    let seconds = r ? Math.round((r.first + 1000 * Math.floor(r.sent / perSecond) - nowMs) / 1000) : 0;
     // a schedule whose next second with room has come is done with, and so is a full minute's:
-    // the next refused start another, a share's worth more in each second
+    // the next refused start another, a second's worth more in each second
     if (!r || seconds < 1 || seconds > MAX_RETRY_AFTER_SECONDS) {
-      this.returns.set(owner, (r = { first: nowMs + 1000, slots: 0 }));
+      this.returns.set(key, (r = { first: nowMs + 1000, perSecond, sent: 0 }));
       seconds = 1;
     }
-    r.slots += asked;
+    r.sent += weight;
     return seconds;
   }
 }

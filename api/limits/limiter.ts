@@ -68,7 +68,7 @@ function monthSpent(perMonth: number, month: Month, now: number, headers: Record
 
 export class RateLimiter {
   /** Each customer's requests in flight in this process (its concurrency share: api/limits/concurrency.ts). */
-  readonly inFlight = new InFlight();
+  readonly inFlight: InFlight;
   private readonly local: MemoryCounters;
   private readonly shared: RedisCounters | null;
   /** customer|month -> the restore of that month's usage, run once per process. */
@@ -91,6 +91,7 @@ export class RateLimiter {
   ) {
     this.local = new MemoryCounters(now);
     this.shared = redis ? new RedisCounters(redis, now) : null;
+    this.inFlight = new InFlight(now);
   }
 
   /** Starts writing monthly usage through to the database every `seconds`. */

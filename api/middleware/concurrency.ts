@@ -11,15 +11,20 @@ import { PAGE_SLOT_CANDLES, type InFlight, type Refused } from '../limits/concur
 import type { Routing } from '../routing.js';
 import { TIER_RULES, tierLabel, type Tier } from '../../lib/tiers.js';
 
-function refusal(tier: Tier, share: number, { held, asked, bulk, retryAfter }: Refused): ApiError {
+function refusal(tier: Tier, share: number, { held, asked, refusedFor, retryAfter }: Refused): ApiError {
+  const slots = PAGE_SLOT_CANDLES.toLocaleString('en-US');
+  if (refusedFor === 'bulk') {
+    // its own policy: the share may have room, and a client reading "concurrency" would retry at once
+    return new ApiError(429, 'rate_limit_exceeded', `At most one page of more than ${slots} candles at once per account; retry when the one in flight has been answered.`, {
+      'Retry-After': String(retryAfter),
+      'RateLimit-Policy': '"bulk";q=1',
+      RateLimit: `"bulk";r=0;t=${retryAfter}`,
+    });
+  }
   // pages weighed by their size are named when they are why: this one, or those in flight
   const weighed = asked > 1 || held.slots > held.requests;
-  const slots = PAGE_SLOT_CANDLES.toLocaleString('en-US');
   const why = weighed ? ` A page of candles counts as one request per ${slots} candles, up to all ${share}: this one as ${asked}, with ${held.slots} taken.` : '';
-  const message = bulk
-    ? `At most one page of more than ${slots} candles at once per account; retry when the one in flight has been answered.`
-    : `At most ${share} requests at once per account on the ${tierLabel(tier)} tier; retry when one has been answered.${why}`;
-  return new ApiError(429, 'rate_limit_exceeded', message, {
+  return new ApiError(429, 'rate_limit_exceeded', `At most ${share} requests at once per account on the ${tierLabel(tier)} tier; retry when one has been answered.${why}`, {
     'Retry-After': String(retryAfter),
     // the IETF headers name the "concurrency" policy, so a client can tell it from a spent minute
     'RateLimit-Policy': `"concurrency";q=${share}`,
@@ -33,7 +38,7 @@ export function concurrencyShares(inFlight: InFlight, routing: Pick<Routing, 'op
     const customer = ctx.state.customer;
     if (!customer) return next();
     const { concurrent } = TIER_RULES[customer.tier];
-    const slots = routing.operationOf(ctx.path, ctx.method)?.slots?.(ctx.query) ?? 1;
+    const slots = routing.operationOf(ctx.path, ctx.method)?.slots?.(ctx.query, customer.tier) ?? 1;
     const release = inFlight.enter(customer.id, slots, concurrent);
     if (typeof release !== 'function') throw refusal(customer.tier, concurrent, release);
     try {

@@ -54,7 +54,8 @@ export const operations: Operation[] = [
       Link: { description: `${CSV_ONLY}, when another page follows: \`<url>; rel="next"\`, this request with the next page's cursor.`, schema: { type: 'string' } },
     },
     errors: ['interval_not_available', 'history_limit_exceeded'],
-    slots: (q) => pageSlots(Number(q.limit ?? DEFAULT_PAGE)),
+    // weighed by what the tier can be served: a limit past its largest page is the route's 400
+    slots: (q, tier) => pageSlots(Math.min(Number(q.limit ?? DEFAULT_PAGE), TIER_RULES[tier].maxPage)),
   },
 ];
 

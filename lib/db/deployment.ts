@@ -5,8 +5,8 @@
 // streaming replicas and a promoted standby, new on every initdb) and the database's oid. Each
 // start compares it with where the secret was made, and a copy makes its own. A copy of the data
 // directory itself (a cloned volume, a base backup started as a server of its own, make run's var/
-// copied) is still where it was: docs/operations.md gives the command for it. A process running
-// when its database becomes a deployment of its own stops (heedRenewal), so that none keeps the old
+// copied) is still where it was: docs/operations.md gives the command for it. An API process
+// running when its database's secret changes stops (heedSecretChange), so that none keeps the old
 // part of Redis beside the new.
 import type { Logger } from '../log.js';
 import type { Sql } from './pool.js';
@@ -51,18 +51,20 @@ export async function renewDeploymentIfCopied(sql: Sql, log: Logger): Promise<bo
   }
 }
 
-/** How often a running process reads the deployment's secret again (heedRenewal). */
-export const RENEWAL_CHECK_MS = 5_000;
+/** How often a running process reads the deployment's secret again (heedSecretChange). */
+export const SECRET_CHECK_MS = 5_000;
 
 /**
- * Reads the deployment's secret now and again every `everyMs`, and calls `onRenewed` once when it
- * is no longer the one first read: the database became a deployment of its own under this process
- * (a process started on it after a restore in place or a pg_upgrade, an operator by hand), and a
- * process holding the old secret would keep the old part of Redis beside the new. A read, not a
- * notification: a restore writes the row without an UPDATE. A round that fails (the database away)
- * is tried again at the next. Returns the stop of the rounds.
+ * Reads the deployment's secret now, and again every `everyMs`; calls `onChanged` once when it is
+ * no longer the one first read: the database became a deployment of its own under this process
+ * (a process started on it after a restore in place or a pg_upgrade renewed it, a restore replaced
+ * the row, an operator renewed it by hand), and a process holding the old secret would keep the
+ * old part of Redis beside the new. A read, not a notification: a restore writes the row without
+ * an UPDATE. A round that fails (the database away) is tried again at the next. Returns the
+ * secret first read (undefined: no row), which the caller scopes Redis with, and the stop of the
+ * rounds. `onChanged` must not throw.
  */
-export async function heedRenewal(sql: Sql, onRenewed: () => void, everyMs = RENEWAL_CHECK_MS): Promise<() => void> {
+export async function heedSecretChange(sql: Sql, onChanged: () => void, everyMs = SECRET_CHECK_MS): Promise<{ secret: string | undefined; stop(): void }> {
   const first = await deploymentSecret(sql);
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
@@ -71,14 +73,17 @@ export async function heedRenewal(sql: Sql, onRenewed: () => void, everyMs = REN
     if (stopped) return;
     if (now !== undefined && now !== first) {
       stopped = true;
-      onRenewed();
+      onChanged();
       return;
     }
     timer = setTimeout(() => void round(), everyMs).unref();
   };
   timer = setTimeout(() => void round(), everyMs).unref();
-  return () => {
-    stopped = true;
-    clearTimeout(timer);
+  return {
+    secret: first,
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
   };
 }

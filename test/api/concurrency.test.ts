@@ -3,7 +3,8 @@
 // while another customer is served; the share frees up as its requests are answered. The
 // requests are held in flight by holding the embedded database's one connection.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InFlight, MAX_RETRY_AFTER_SECONDS } from '../../api/limits/concurrency.js';
+import { InFlight, MAX_RETRY_AFTER_SECONDS, type Refused } from '../../api/limits/concurrency.js';
+import { operations } from '../../api/routes/index.js';
 import { TIER_RULES } from '../../lib/tiers.js';
 import { request, startTestApi, type HttpResult, type TestApi } from '../support/api.js';
 import { until } from '../support/wait.js';
@@ -101,9 +102,10 @@ describe('a page weighed by its candles', () => {
       const second = await request(t.api.url, 'GET', `/v1/rates/historical?${range}&limit=5000`, { headers: { 'X-API-Key': heavy } });
       expect(second.status).toBe(429);
       expect(second.body).toEqual({ error: 'rate_limit_exceeded', status: 429, message: 'At most one page of more than 2,500 candles at once per account; retry when the one in flight has been answered.' });
+      // its own policy, none left: a client reading the share's would retry at once
       expect(second.headers.get('Retry-After')).toBe('1');
-      expect(second.headers.get('RateLimit-Policy')).toBe(`"concurrency";q=${share}`);
-      expect(second.headers.get('RateLimit')).toBe(`"concurrency";r=${share - 4};t=1`);
+      expect(second.headers.get('RateLimit-Policy')).toBe('"bulk";q=1');
+      expect(second.headers.get('RateLimit')).toBe('"bulk";r=0;t=1');
       // the rest of the share serves the customer's other requests
       admitted.push(...Array.from({ length: share - 4 }, () => request(t.api.url, 'GET', small, { headers: { 'X-API-Key': heavy } })));
       await until('the share full', () => held() === share, 10_000);
@@ -111,9 +113,10 @@ describe('a page weighed by its candles', () => {
       expect(over.status).toBe(429);
       expect(over.body.error).toBe('rate_limit_exceeded');
       expect(over.body.message).toBe(`At most ${share} requests at once per account on the Enterprise tier; retry when one has been answered. A page of candles counts as one request per 2,500 candles, up to all ${share}: this one as 1, with ${share} taken.`);
-      // the second second: the refused page was sent back into the first
-      expect(over.headers.get('Retry-After')).toBe('2');
-      expect(over.headers.get('RateLimit')).toBe('"concurrency";r=0;t=2');
+      // the share's own schedule: the refused page before it does not push it back
+      expect(over.headers.get('Retry-After')).toBe('1');
+      expect(over.headers.get('RateLimit-Policy')).toBe(`"concurrency";q=${share}`);
+      expect(over.headers.get('RateLimit')).toBe('"concurrency";r=0;t=1');
       // counted in the minute like every request: the minute's headers are there too
       expect(Number(over.headers.get('X-RateLimit-Limit'))).toBe(TIER_RULES.enterprise.perMinute);
       expect(over.headers.get('X-RateLimit-Remaining')).toMatch(/^\d+$/);
@@ -136,7 +139,7 @@ describe('a page weighed by its candles', () => {
       const four = await request(t.api.url, 'GET', big, { headers: { 'X-API-Key': heavy } });
       expect(four.status).toBe(429);
       expect(four.body.message).toContain(`this one as 4, with 5 taken`);
-      expect(four.headers.get('RateLimit')).toMatch(new RegExp(`^"concurrency";r=${share - 5};t=\\d+$`)); // t: the refusals above may still fill the next second
+      expect(four.headers.get('RateLimit')).toBe(`"concurrency";r=${share - 5};t=1`);
       pages.push(request(t.api.url, 'GET', `/v1/rates/historical?${range}&limit=7500`, { headers: { 'X-API-Key': heavy } }));
       await until('the 7,500-candle page in flight too', () => held() === share, 10_000);
     } finally {
@@ -145,70 +148,83 @@ describe('a page weighed by its candles', () => {
     expect((await Promise.all(pages)).map((r) => r.status)).toEqual(Array(6).fill(200));
   });
 
-  it('tells a herd of refused requests to come back at the pace the share takes them, not all in the next second', async () => {
-    const share = TIER_RULES.enterprise.concurrent;
-    const heavy = await t.key('enterprise');
-    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-    const big = `/v1/rates/historical?pair=BTCNGN&interval=1h&start=${day(Date.now() - 2 * 86_400_000)}&end=${day(Date.now())}&limit=10000`;
-    expect((await t.get(big, heavy)).status).toBe(200);
-    const [customer] = await t.db.sql<{ id: string }[]>`SELECT customer_id::text AS id FROM api_keys WHERE key_prefix = ${heavy.slice(0, 13)}`;
-    const held = () => t.api.deps.limiter.inFlight.count(`key:${customer!.id}`);
-
-    const release = await holdDatabase();
-    let inFlight: Promise<HttpResult>[] = [];
-    let refused: HttpResult[] = [];
+  it('tells a herd of refused pages to come back one a second, not all in the next', async () => {
+    // a second API on the same database whose clock stands still: the seconds told are the schedule's alone
+    const frozen = await startTestApi({ db: t.db, now: () => Date.parse('2026-11-28T12:00:00Z') });
     try {
-      inFlight = [request(t.api.url, 'GET', big, { headers: { 'X-API-Key': heavy } })];
-      await until('the page in flight', () => held() === 4, 10_000);
-      // twelve more at once: one such page runs at a time
-      refused = await Promise.all(Array.from({ length: 12 }, () => request(t.api.url, 'GET', big, { headers: { 'X-API-Key': heavy } })));
+      const heavy = await frozen.key('enterprise');
+      const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+      const big = `/v1/rates/historical?pair=BTCNGN&interval=1h&start=${day(Date.now() - 2 * 86_400_000)}&end=${day(Date.now())}&limit=10000`;
+      expect((await frozen.get(big, heavy)).status).toBe(200);
+      const [customer] = await t.db.sql<{ id: string }[]>`SELECT customer_id::text AS id FROM api_keys WHERE key_prefix = ${heavy.slice(0, 13)}`;
+      const held = () => frozen.api.deps.limiter.inFlight.count(`key:${customer!.id}`);
+
+      const release = await holdDatabase();
+      let inFlight: Promise<HttpResult>[] = [];
+      let refused: HttpResult[] = [];
+      try {
+        inFlight = [request(frozen.api.url, 'GET', big, { headers: { 'X-API-Key': heavy } })];
+        await until('the page in flight', () => held() === 4, 10_000);
+        // twelve more at once: one such page runs at a time
+        refused = await Promise.all(Array.from({ length: 12 }, () => request(frozen.api.url, 'GET', big, { headers: { 'X-API-Key': heavy } })));
+      } finally {
+        await release();
+      }
+      expect((await Promise.all(inFlight)).map((r) => r.status)).toEqual([200]);
+      expect(refused.map((r) => r.status)).toEqual(Array(12).fill(429));
+      const waits = refused.map((r) => Number(r.headers.get('Retry-After'))).sort((a, b) => a - b);
+      expect(waits).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+      for (const r of refused) expect(r.headers.get('RateLimit')).toBe(`"bulk";r=0;t=${r.headers.get('Retry-After')}`);
     } finally {
-      await release();
+      await frozen.close();
     }
-    expect((await Promise.all(inFlight)).map((r) => r.status)).toEqual([200]);
-    expect(refused.map((r) => r.status)).toEqual(Array(12).fill(429));
-    const waits = refused.map((r) => Number(r.headers.get('Retry-After'))).sort((a, b) => a - b);
-    expect(waits).toEqual(Array.from({ length: 12 }, (_, i) => i + 1)); // one a second, not the whole herd in the next
-    for (const r of refused) expect(r.headers.get('RateLimit')).toBe(`"concurrency";r=${share - 4};t=${r.headers.get('Retry-After')}`);
   });
 
-  it('spreads the refused over the seconds, a share\'s worth of requests or one page of more than a slot a second, up to a minute, and starts afresh once they are due', () => {
+  it('spreads the refused over the seconds, a share\'s worth of slots or one page of more than a slot a second, each on its own schedule, up to a minute, and starts afresh once they are due', () => {
     const inFlight = new InFlight();
     const now = 1_000_000;
-    const singles = Array.from({ length: 8 }, () => inFlight.enter('a', 1, 8, now));
-    expect(singles.every((r) => typeof r === 'function')).toBe(true);
-    // refused requests of one slot come back eight a second; pages of more, one a second
-    const ones = Array.from({ length: 10 }, () => (inFlight.enter('a', 1, 8, now) as { retryAfter: number }).retryAfter);
+    const admitted = [...Array.from({ length: 4 }, () => inFlight.enter('a', 1, 8, now)), inFlight.enter('a', 4, 8, now)];
+    expect(admitted.every((r) => typeof r === 'function')).toBe(true);
+    // refused requests of one slot come back eight a second; pages of more, one a second, whatever the others were told
+    const ones = Array.from({ length: 10 }, () => (inFlight.enter('a', 1, 8, now) as Refused).retryAfter);
     expect(ones).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 2, 2]);
-    const pages = Array.from({ length: 3 }, () => (inFlight.enter('a', 4, 8, now) as { retryAfter: number }).retryAfter);
-    expect(pages).toEqual([2, 3, 4]);
+    const pages = Array.from({ length: 3 }, () => inFlight.enter('a', 4, 8, now) as Refused);
+    expect(pages.map((r) => [r.refusedFor, r.retryAfter])).toEqual([['bulk', 1], ['bulk', 2], ['bulk', 3]]);
     // another owner's refusals are its own
     inFlight.enter('b', 8, 8, now);
-    expect((inFlight.enter('b', 1, 8, now) as { retryAfter: number }).retryAfter).toBe(1);
+    expect((inFlight.enter('b', 1, 8, now) as Refused).retryAfter).toBe(1);
     // never told to wait past a minute: a larger herd is spread over the minute again
-    const many = Array.from({ length: 600 }, () => (inFlight.enter('a', 8, 8, now) as { retryAfter: number }).retryAfter);
+    const many = Array.from({ length: 600 }, () => (inFlight.enter('a', 8, 8, now) as Refused).retryAfter);
     expect(Math.min(...many)).toBe(1);
     expect(Math.max(...many)).toBe(MAX_RETRY_AFTER_SECONDS);
     const perSecond = new Map<number, number>();
     for (const w of many) perSecond.set(w, (perSecond.get(w) ?? 0) + 1);
-    expect(Math.max(...perSecond.values())).toBeLessThanOrEqual(11); // 600 of a whole share each: ten a second
+    expect(Math.max(...perSecond.values())).toBeLessThanOrEqual(11); // 600 pages, one a second: the minute over ten times
     // once the owner's share is free and the refused are due back, a refusal is told one second again
-    for (const release of singles) (release as () => void)();
+    for (const release of admitted) (release as () => void)();
     const later = now + 61_000;
     const next = inFlight.enter('a', 8, 8, later);
     expect(typeof next).toBe('function');
-    expect((inFlight.enter('a', 1, 8, later) as { retryAfter: number }).retryAfter).toBe(1);
+    expect((inFlight.enter('a', 1, 8, later) as Refused).retryAfter).toBe(1);
   });
 
   it('runs one page of more than a slot at a time per owner, whatever room its share has, and the next once it is released', () => {
     const inFlight = new InFlight();
     const page = inFlight.enter('a', 4, 8);
     expect(typeof page).toBe('function');
-    expect(inFlight.enter('a', 2, 8)).toMatchObject({ bulk: true, asked: 2, held: { slots: 4, requests: 1, bulk: 1 } });
+    expect(inFlight.enter('a', 2, 8)).toMatchObject({ refusedFor: 'bulk', asked: 2, held: { slots: 4, requests: 1, bulkPages: 1 } });
     expect(typeof inFlight.enter('b', 4, 8)).toBe('function'); // another owner's page runs beside it
     const small = Array.from({ length: 4 }, () => inFlight.enter('a', 1, 8));
     expect(small.every((r) => typeof r === 'function')).toBe(true);
     (page as () => void)();
     expect(typeof inFlight.enter('a', 2, 8)).toBe('function');
+  });
+
+  it('weighs a page by what the tier can be served: a limit past its largest page is one slot (the route answers it 400), not a bulk page', () => {
+    const historical = operations.find((o) => o.path === '/v1/rates/historical')!;
+    expect(historical.slots!({ limit: '5000' }, 'builder')).toBe(1);
+    expect(historical.slots!({ limit: '5000' }, 'enterprise')).toBe(2);
+    expect(historical.slots!({ limit: '10000' }, 'enterprise')).toBe(4);
+    expect(historical.slots!({ limit: 'many' }, 'enterprise')).toBe(1);
   });
 });

@@ -104,6 +104,8 @@ export interface TestApiOptions {
   readonly fixings?: boolean;
   /** the service's logger (default: the tests', silent unless TEST_LOG_LEVEL says otherwise) */
   readonly log?: Logger;
+  /** a failure the process cannot run on (lib/process.ts onFatal): what the service would stop for */
+  readonly onFatal?: (reason: Error) => void;
   /** how webhook URLs' hosts resolve at registration (default: the system's resolver) */
   readonly webhookLookup?: Lookup;
   /** read replicas (lib/db/replicas.ts), opened and closed by the test (default: every read on the primary) */
@@ -165,7 +167,7 @@ export async function startTestApi(opts: TestApiOptions = {}): Promise<TestApi> 
   // test and the api bench pay for the metrics as such a service does (nothing listens for them here)
   const config = loadConfig({ AFRATES_VAR_DIR: varDir, LOG_LEVEL: 'silent', HOST: '127.0.0.1', PORT: '0', METRICS_PORT: '0', ...(redisUrl ? { REDIS_URL: redisUrl } : {}), ...opts.env });
   // the service's process and API part (lib/process.ts, api/process.ts), on this database
-  const proc = await openProcess(config, opts.log ?? testLog, { database: db });
+  const proc = await openProcess(config, opts.log ?? testLog, { database: db, onFatal: opts.onFatal });
   let part: ApiPart;
   const settledAt = new Date();
   try {

@@ -3,15 +3,16 @@
 // first start, so a staging service restored from production's dump never shares production's keys,
 // revocations and counters on one Redis. On a server, a real copy (CREATE DATABASE ... TEMPLATE);
 // everywhere, a database whose row says it was made elsewhere, as a restored dump's row does.
-// A running process whose database is renewed under it (a process started on a restored copy)
-// stops: on a server, real API processes.
+// A running API process whose deployment secret changes under it (a process started on a restored
+// copy renewed it) stops: everywhere through the process's fatal path, on a server as real processes.
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../../lib/db/connect.js';
-import { heedRenewal } from '../../../lib/db/deployment.js';
+import { heedSecretChange } from '../../../lib/db/deployment.js';
 import { migrate } from '../../../lib/db/migrate.js';
 import type { Logger } from '../../../lib/log.js';
 import { failingQueries, freshDatabaseUrl, testLog } from '../../support/db.js';
+import { startTestApi } from '../../support/api.js';
 import { endServiceRuns, runService } from '../../support/service-process.js';
 import { until } from '../../support/wait.js';
 
@@ -102,29 +103,55 @@ describe('the deployment a database is', () => {
   });
 });
 
-describe('a process whose database is renewed under it', () => {
-  it('is told once, after the secret changed, and not while it stays or cannot be read (the database away)', async () => {
+describe('a process whose deployment secret changes under it', () => {
+  /** Ten rounds' time: long enough for rounds that should not come to have come. */
+  const tenRounds = () => new Promise((r) => setTimeout(r, 100));
+
+  it('is told once, after the secret changed, and not while it stays or cannot be read (the database away), nor once stopped', async () => {
     await migrate(database.url, testLog);
     const pool = createPool(database.url, 1);
     const reads = failingQueries(pool, 'FROM deployment', Object.assign(new Error('connection closed'), { code: 'CONNECTION_CLOSED' }));
     let told = 0;
-    const stop = await heedRenewal(reads.sql, () => told++, 10);
+    const watch = await heedSecretChange(reads.sql, () => told++, 10);
+    let after = 0;
     try {
+      const [row] = await pool<{ secret: string }[]>`SELECT secret FROM deployment`;
+      expect(watch.secret).toBe(row!.secret);
       await until('three rounds that found the same secret', () => reads.matched >= 4);
       reads.fail(3);
       await until('three rounds that could not read it', () => reads.pending === 0);
       expect(told).toBe(0);
 
       await pool`UPDATE deployment SET secret = DEFAULT`; // as the operator's command, or a process on a copy
-      await until('told of the renewal', () => told === 1);
-      const after = reads.matched;
+      await until('told of the change', () => told === 1);
+      after = reads.matched;
       await pool`UPDATE deployment SET secret = DEFAULT`;
-      reads.fail(1); // a round would read this; none is made once told
-      await new Promise((r) => setTimeout(r, 100));
-      expect([told, reads.matched, reads.pending]).toEqual([1, after, 1]);
+      await tenRounds(); // none is made once told
+      expect([told, reads.matched]).toEqual([1, after]);
     } finally {
-      stop();
-      await pool.end();
+      watch.stop();
+    }
+
+    // stopped: no round reads it again
+    const again = await heedSecretChange(reads.sql, () => told++, 10);
+    await until('a round', () => reads.matched > after + 1);
+    again.stop();
+    const stoppedAt = reads.matched;
+    await pool`UPDATE deployment SET secret = DEFAULT`;
+    await tenRounds();
+    expect([told, reads.matched]).toEqual([1, stoppedAt]);
+    await pool.end();
+  });
+
+  it("stops the API's process: its secret changed (UPDATE deployment, as docs/operations.md has operators do), the process's fatal path is taken", async () => {
+    const fatal: Error[] = [];
+    const t = await startTestApi({ onFatal: (reason) => fatal.push(reason) });
+    try {
+      await t.db.sql`UPDATE deployment SET secret = DEFAULT`;
+      await until('the process told to stop', () => fatal.length > 0, 20_000); // a round every 5 s
+      expect(fatal.map((e) => e.message)).toEqual(['the deployment secret changed under this process']);
+    } finally {
+      await t.close();
     }
   });
 
@@ -142,7 +169,7 @@ describe('a process whose database is renewed under it', () => {
       expect(await second.outcome, second.output()).toBe('running');
       expect(second.output()).toContain('a copy of another deployment');
       expect(await first.exited, first.output()).toBe(1);
-      expect(first.output()).toContain('became a deployment of its own under this process');
+      expect(first.output()).toContain('deployment secret changed under this process');
 
       const { url } = JSON.parse(second.output().split('\n').find((line) => line.includes('"API listening"'))!) as { url: string };
       expect((await fetch(`${url}/v1/health`)).status).toBe(200);
