@@ -83,7 +83,16 @@ describe('the deployment a database is', () => {
     try {
       await migrate(original.url, testLog);
       const before = await deployment(original.url);
+      // a template has no one connected: TimescaleDB's scheduler leaves it (as before a restore), then it is copied
+      const onOriginal = postgres(original.url, { max: 1, onnotice: () => {} });
+      await onOriginal`SELECT timescaledb_pre_restore()`;
+      await onOriginal.end();
+      const connected = async () => (await admin<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = ${name}`)[0]!.n;
+      await until('nothing connected to the original', async () => (await connected()) === 0);
       await admin.unsafe(`CREATE DATABASE ${copyName} TEMPLATE ${name}`);
+      const back = postgres(original.url, { max: 1, onnotice: () => {} });
+      await back`SELECT timescaledb_post_restore()`;
+      await back.end();
       expect((await deployment(copyUrl.toString())).secret).toBe(before.secret); // the copy, as made
 
       // two processes starting on the copy together: it is renewed once
