@@ -87,9 +87,20 @@ describe('the deployment a database is', () => {
       const onOriginal = postgres(original.url, { max: 1, onnotice: () => {} });
       await onOriginal`SELECT timescaledb_pre_restore()`;
       await onOriginal.end();
-      const connected = async () => (await admin<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = ${name}`)[0]!.n;
-      await until('nothing connected to the original', async () => (await connected()) === 0);
-      await admin.unsafe(`CREATE DATABASE ${copyName} TEMPLATE ${name}`);
+      // a busy server's TimescaleDB launcher may still look in on it: copied once nobody is there
+      let present = '';
+      await until('the copy made', async () => {
+        try {
+          await admin.unsafe(`CREATE DATABASE ${copyName} TEMPLATE ${name}`);
+          return true;
+        } catch (err) {
+          if ((err as { code?: string }).code !== '55006') throw err;
+          present = (await admin<{ who: string }[]>`SELECT string_agg(backend_type || ' ' || coalesce(application_name, ''), ', ') AS who FROM pg_stat_activity WHERE datname = ${name}`)[0]!.who;
+          return false;
+        }
+      }, 90_000).catch((err: Error) => {
+        throw new Error(`${err.message}; connected to the original: ${present}`);
+      });
       const back = postgres(original.url, { max: 1, onnotice: () => {} });
       await back`SELECT timescaledb_post_restore()`;
       await back.end();
