@@ -109,9 +109,13 @@ export class RedisScope {
   }
 }
 
-/** The scope of the deployment whose database `sql` is; `label` starts its prefix (tests give each run its own). */
-export async function deploymentScope(sql: Sql, label?: string): Promise<RedisScope> {
-  const secret = await deploymentSecret(sql);
+/** The scope of a deployment's `secret` as read from its database (undefined: no row); `label` starts its prefix (tests give each run its own). */
+export function scopeOf(secret: string | undefined, label?: string): RedisScope {
   if (secret === undefined) throw new Error('the deployment table has no row: the database was not migrated by this version');
   return new RedisScope(secret, label);
+}
+
+/** The scope of the deployment whose database `sql` is. */
+export async function deploymentScope(sql: Sql, label?: string): Promise<RedisScope> {
+  return scopeOf(await deploymentSecret(sql), label);
 }

@@ -19,7 +19,7 @@ import { LiveJsonCache } from './live/cache.js';
 import { ANSWER_HEADERS } from './middleware/headers.js';
 import type { RequestObserver } from '../lib/metrics.js';
 import { RequestMetrics } from './middleware/metrics.js';
-import { connectRedis, deploymentScope, RedisScope } from './redis.js';
+import { connectRedis, scopeOf } from './redis.js';
 import { EventStreams } from './sse.js';
 import { publicPairs } from '../lib/live/queries.js';
 import { restatementsAfter } from './queries/fixings.js';
@@ -34,15 +34,14 @@ export interface RunningApi {
 const SHUTDOWN_GRACE_MS = 5_000;
 
 /**
- * opts.secret: the deployment's secret as the caller read it (api/process.ts watches it), else read here.
+ * opts.secret: the deployment's secret as the caller read it (api/process.ts watches it: lib/db/deployment.ts).
  * opts.read: the read replicas (lib/db/replicas.ts openReadRouter), opened and closed by the caller;
  * without it every read runs on `sql`. The live snapshot is built here, with the replicas as its
  * fence.
  */
-export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { secret?: string; read?: ReadRouter; signer?: CertificateSigner; webhookSecrets?: SecretBox; redis?: Redis | null; namespace?: string; now?: () => number; webhookLookup?: Lookup; observer?: RequestObserver; starting?: boolean; databaseAnswers?: (timeoutMs: number) => Promise<boolean> } = {}): Promise<AppDeps> {
+export async function buildDeps(config: Config, log: Logger, sql: Sql, opts: { secret: string | undefined; read?: ReadRouter; signer?: CertificateSigner; webhookSecrets?: SecretBox; redis?: Redis | null; namespace?: string; now?: () => number; webhookLookup?: Lookup; observer?: RequestObserver; starting?: boolean; databaseAnswers?: (timeoutMs: number) => Promise<boolean> }): Promise<AppDeps> {
   const redis = opts.redis !== undefined ? opts.redis : config.redisUrl ? connectRedis(config.redisUrl, log) : null;
-  // this deployment's part of Redis, from the secret the caller watches (api/process.ts), else read here
-  const scope = opts.secret !== undefined ? new RedisScope(opts.secret, opts.namespace) : await deploymentScope(sql, opts.namespace);
+  const scope = scopeOf(opts.secret, opts.namespace); // this deployment's part of Redis
   const pairs: PairInfo[] = await publicPairs(sql);
   const read = opts.read ?? ReadRouter.primaryOnly(sql);
   // the snapshot reads the primary: replicas serve only what it has seen (its fence)

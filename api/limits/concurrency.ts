@@ -47,7 +47,7 @@ export interface Refused {
   readonly held: Readonly<Held>;
   readonly asked: number;
   readonly refusedFor: RefusedFor;
-  /** Seconds to wait: 1, or later while the seconds before are taken by those refused before it (InFlight.retryAfter). */
+  /** Seconds to wait: 1, or later while the seconds before are taken by those refused before it (retryAfter below). */
   readonly retryAfter: number;
 }
 
@@ -61,10 +61,20 @@ interface Returns {
   sent: number;
 }
 
+/** Per owner, when its refused requests of one kind are told to come back. */
+type Schedules = Map<string, Returns>;
+
+/** `owner`'s schedule forgotten once every request on it is due back by `nowMs`. */
+function forgetDue(schedules: Schedules, owner: string, nowMs: number): void {
+  const r = schedules.get(owner);
+  if (r && r.first + 1000 * Math.floor(r.sent / r.perSecond) < nowMs) schedules.delete(owner);
+}
+
 export class InFlight {
   private readonly held = new Map<string, Held>();
-  /** Per owner and kind (`share:` or `bulk:` and the owner), when its refused requests are told to come back. */
-  private readonly returns = new Map<string, Returns>();
+  /** Refused requests' schedules: those refused for a full share, and bulk pages refused for another in flight. */
+  private readonly shareReturns: Schedules = new Map();
+  private readonly bulkReturns: Schedules = new Map();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -83,12 +93,10 @@ export class InFlight {
     const asked = Math.min(Math.max(1, slots), share);
     const bulkPage = asked > 1;
     const held = this.held.get(owner) ?? { slots: 0, requests: 0, bulkPages: 0 };
-    if (bulkPage && held.bulkPages > 0) return { held: { ...held }, asked, refusedFor: 'bulk', retryAfter: this.retryAfter(`bulk:${owner}`, 1, 1, nowMs) };
-    if (held.slots + asked > share) return { held: { ...held }, asked, refusedFor: 'share', retryAfter: this.retryAfter(`share:${owner}`, asked, share, nowMs) };
-    for (const kind of ['share', 'bulk']) {
-      const r = this.returns.get(`${kind}:${owner}`);
-      if (r && r.first + 1000 * Math.floor(r.sent / r.perSecond) < nowMs) this.returns.delete(`${kind}:${owner}`); // all due back by now
-    }
+    if (bulkPage && held.bulkPages > 0) return { held: { ...held }, asked, refusedFor: 'bulk', retryAfter: retryAfter(this.bulkReturns, owner, 1, 1, nowMs) };
+    if (held.slots + asked > share) return { held: { ...held }, asked, refusedFor: 'share', retryAfter: retryAfter(this.shareReturns, owner, asked, share, nowMs) };
+    forgetDue(this.shareReturns, owner, nowMs);
+    forgetDue(this.bulkReturns, owner, nowMs);
     held.slots += asked;
     held.requests += 1;
     if (bulkPage) held.bulkPages += 1;
@@ -103,22 +111,22 @@ export class InFlight {
       if (held.requests === 0) this.held.delete(owner);
     };
   }
+}
 
-  /**
-   * Seconds until a refused request weighing `weight` is to come back on the schedule `key`: into
-   * the first second from one second on with room (`perSecond`), those refused before it filling
-   * the seconds before; at most a minute, a larger herd spread over the minute again.
-   */
-  private retryAfter(key: string, weight: number, perSecond: number, nowMs: number): number {
-    let r = this.returns.get(key);
-    let seconds = r ? Math.round((r.first + 1000 * Math.floor(r.sent / perSecond) - nowMs) / 1000) : 0;
-    // a schedule whose next second with room has come is done with, and so is a full minute's:
-    // the next refused start another, a second's worth more in each second
-    if (!r || seconds < 1 || seconds > MAX_RETRY_AFTER_SECONDS) {
-      this.returns.set(key, (r = { first: nowMs + 1000, perSecond, sent: 0 }));
-      seconds = 1;
-    }
-    r.sent += weight;
-    return seconds;
+/**
+ * Seconds until `owner`'s refused request weighing `weight` is to come back on `schedules`: into
+ * the first second from one second on with room (`perSecond`), those refused before it filling the
+ * seconds before; at most a minute, a larger herd spread over the minute again.
+ */
+function retryAfter(schedules: Schedules, owner: string, weight: number, perSecond: number, nowMs: number): number {
+  let r = schedules.get(owner);
+  let seconds = r ? Math.round((r.first + 1000 * Math.floor(r.sent / perSecond) - nowMs) / 1000) : 0;
+  // a schedule whose next second with room has come is done with, and so is a full minute's:
+  // the next refused start another, a second's worth more in each second
+  if (!r || seconds < 1 || seconds > MAX_RETRY_AFTER_SECONDS) {
+    schedules.set(owner, (r = { first: nowMs + 1000, perSecond, sent: 0 }));
+    seconds = 1;
   }
+  r.sent += weight;
+  return seconds;
 }
