@@ -26,34 +26,59 @@ DROP FUNCTION IF EXISTS candles_until(text, text, timestamptz, timestamptz, inte
 
 -- candles_until(interval, pair, from, to, limit): where a read of at most `limit` of a pair's
 -- candles from `from` ends, exclusive: the bucket of the candle after the last, else `to`.
--- Looked for in a window from `from` that holds limit + 1 buckets, widened fourfold until the
--- candle is in it or it reaches `to`: an aggregate's rows come out of its view unordered, so a read
--- of the whole range sorts every candle of it (a 10,000-candle page's statements would each sort
--- the page's whole remaining range), while a window sorts about what the read needs when the
--- buckets are traded, and a sparse pair's few rows when they are not. A window is a prefix of the
--- range: the candle found in it is the range's.
+-- An aggregate's rows come out of its view unordered, so finding the nth candle sorts every row
+-- read; a count does not. A window from `from` of limit + 1 buckets holds at most limit + 1
+-- candles (one a bucket), so its count says whether the candle is in it: limit + 1 candles, and
+-- it is the window's latest. Where some buckets went untraded, the candles still to pass are
+-- looked for after the window, in a window that holds them if every bucket was traded, widened
+-- fourfold until the candle is in it or it reaches `to`, and sorted: only what remains is sorted.
+-- (A read of the whole range would sort every candle of it, for each of a 10,000-candle page's
+-- statements.) Each window is a prefix of what remains: the candle found in it is the range's.
 CREATE FUNCTION candles_until(p_interval text, p_pair text, p_from timestamptz, p_to timestamptz, p_limit integer)
 RETURNS timestamptz LANGUAGE plpgsql STABLE AS $fn$
 DECLARE
-  v_until timestamptz;
-  v_end timestamptz;
   v_width interval := candle_width(p_interval);
+  v_aggregate text := candle_aggregate(p_interval);
+  v_from timestamptz := p_from;
+  -- candles to pass before the one looked for
+  v_pass bigint := p_limit;
+  v_end timestamptz;
+  v_count bigint;
+  v_until timestamptz;
 BEGIN
   IF p_limit IS NULL THEN
     RETURN p_to;
   END IF;
-  -- the whole range at once where a window could not be told (an open end, a limit past any page)
-  v_end := CASE WHEN isfinite(p_to) AND p_limit < 1000000 THEN least(p_to, p_from + v_width * (p_limit + 1)) ELSE p_to END;
+  -- a window where one can be told (a closed end, a limit within any page); else the whole range
+  IF isfinite(p_to) AND p_limit < 1000000 THEN
+    v_end := least(p_to, p_from + v_width * (p_limit + 1));
+    EXECUTE format('SELECT count(*), max(bucket) FROM %I WHERE pair = $1 AND bucket >= $2 AND bucket < $3', v_aggregate)
+      INTO v_count, v_until USING p_pair, p_from, v_end;
+    IF v_count = p_limit + 1 THEN
+      RETURN v_until;
+    END IF;
+    IF v_count <= p_limit THEN
+      IF v_end >= p_to THEN
+        RETURN p_to;
+      END IF;
+      v_pass := p_limit - v_count;
+      v_from := v_end;
+      v_end := least(p_to, v_from + v_width * (v_pass + 1));
+    END IF;
+    -- (more than limit + 1: buckets of uneven width; the candle is in this window, sorted below)
+  ELSE
+    v_end := p_to;
+  END IF;
   LOOP
     EXECUTE format($q$
       SELECT bucket FROM %I
       WHERE pair = $1 AND bucket >= $2 AND bucket < $3
       ORDER BY bucket OFFSET $4 LIMIT 1
-    $q$, candle_aggregate(p_interval)) INTO v_until USING p_pair, p_from, v_end, p_limit;
+    $q$, v_aggregate) INTO v_until USING p_pair, v_from, v_end, v_pass;
     IF v_until IS NOT NULL OR v_end IS NULL OR v_end >= p_to THEN
       RETURN coalesce(v_until, p_to);
     END IF;
-    v_end := least(p_to, p_from + (v_end - p_from) * 4);
+    v_end := least(p_to, v_from + (v_end - v_from) * 4);
   END LOOP;
 END $fn$;
 

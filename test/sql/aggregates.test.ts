@@ -247,6 +247,9 @@ describe('pages and hourly observations', () => {
 
   it('candles_until is the bucket `limit` candles after `from` (else `to`), however far the traded buckets are from `from`', async () => {
     const to = new Date('2027-01-01T00:00:00Z');
+    const widthMs = { '5m': 300_000, '15m': 900_000, '1h': 3_600_000, '1d': 86_400_000 } as const;
+    // it counts a window of limit + 1 buckets first: both kinds of window are asked about below
+    const windows = { everyBucketTraded: 0, someUntraded: 0 };
     for (const interval of ['5m', '15m', '1h', '1d'] as const) {
       const buckets = (await db.sql<{ t: string }[]>`SELECT t FROM candle_page(${interval}, 'BTCZAR', '2026-01-01', ${to}, NULL)`).map((r) => new Date(r.t).getTime());
       const n = buckets.length;
@@ -254,7 +257,10 @@ describe('pages and hourly observations', () => {
       const froms = [Date.parse('2026-01-01T00:00:00Z'), buckets[0]!, buckets[Math.floor(n / 2)]! + 1, buckets[n - 1]! + 1];
       for (const from of froms) {
         const after = buckets.filter((b) => b >= from);
-        for (const limit of [0, 1, 2, 7, after.length - 1, after.length, after.length + 3].filter((l) => l >= 0)) {
+        const limits = [...Array.from({ length: 13 }, (_, i) => i), 40, after.length - 1, after.length, after.length + 3];
+        for (const limit of limits.filter((l) => l >= 0)) {
+          const inWindow = after.filter((b) => b < from + (limit + 1) * widthMs[interval]).length;
+          windows[inWindow === limit + 1 ? 'everyBucketTraded' : 'someUntraded']++;
           const [row] = await db.sql<{ until: Date }[]>`SELECT candles_until(${interval}, 'BTCZAR', ${new Date(from)}, ${to}, ${limit}) AS until`;
           expect(row!.until.getTime(), `${interval} from ${new Date(from).toISOString()} limit ${limit}`).toBe(after[limit] ?? to.getTime());
         }
@@ -265,6 +271,8 @@ describe('pages and hourly observations', () => {
       const [huge] = await db.sql<{ until: Date }[]>`SELECT candles_until(${interval}, 'BTCZAR', '2026-01-01', ${to}, 2147483646) AS until`;
       expect(huge!.until.getTime()).toBe(to.getTime());
     }
+    expect(windows.everyBucketTraded).toBeGreaterThan(10);
+    expect(windows.someUntraded).toBeGreaterThan(10);
   });
 
   it('premium_series builds each day from its hourly observations', async () => {
