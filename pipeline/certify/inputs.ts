@@ -7,27 +7,34 @@ import type { FxInForce, LegVenue, ListedVenue, TradeRecord, WindowInputs } from
 /** The contract's timestamp, microseconds kept: how a time is written in a bundle. */
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"'`;
 
+/**
+ * The window's inputs. Its four reads are sent at once: none depends on another, and on one
+ * connection (the embedded database) they go down it together instead of one round trip each.
+ */
 export async function readWindowInputs(sql: Sql, pair: { pair: string; base: string; quote: string }, start: Date, end: Date): Promise<WindowInputs> {
-  const trades = await sql<TradeRecord[]>`
-    SELECT exchange, trade_id, to_char(time AT TIME ZONE 'UTC', ${sql.unsafe(ISO)}) AS time,
-           price::text AS price, amount::text AS amount, side
-    FROM trades
-    WHERE pair = ${pair.pair} AND time >= ${start} AND time < ${end}
-    ORDER BY exchange, time, trade_id`;
-  const venues = await sql<ListedVenue[]>`
-    SELECT m.exchange, to_char(h.collected_through AT TIME ZONE 'UTC', ${sql.unsafe(ISO)}) AS collected_through
-    FROM venue_markets m LEFT JOIN venue_health h ON h.exchange = m.exchange AND h.pair = m.pair
-    WHERE m.pair = ${pair.pair}
-    ORDER BY m.exchange`;
   const usd = pair.base === 'USDT' || pair.base === 'USDC';
   const legPair = `${pair.base}USDT`;
-  const legVenues = usd
-    ? []
-    : await sql<LegVenue[]>`
-        SELECT exchange, sum(pv)::text AS pv, sum(volume)::text AS volume, sum(trades)::int AS trades
-        FROM candles_5m_by_exchange
-        WHERE pair = ${legPair} AND bucket >= ${start} AND bucket < ${end}
-        GROUP BY exchange ORDER BY exchange`;
+  const [trades, venues, legVenues, fx] = await Promise.all([
+    sql<TradeRecord[]>`
+      SELECT exchange, trade_id, to_char(time AT TIME ZONE 'UTC', ${sql.unsafe(ISO)}) AS time,
+             price::text AS price, amount::text AS amount, side
+      FROM trades
+      WHERE pair = ${pair.pair} AND time >= ${start} AND time < ${end}
+      ORDER BY exchange, time, trade_id`,
+    sql<ListedVenue[]>`
+      SELECT m.exchange, to_char(h.collected_through AT TIME ZONE 'UTC', ${sql.unsafe(ISO)}) AS collected_through
+      FROM venue_markets m LEFT JOIN venue_health h ON h.exchange = m.exchange AND h.pair = m.pair
+      WHERE m.pair = ${pair.pair}
+      ORDER BY m.exchange`,
+    usd
+      ? []
+      : sql<LegVenue[]>`
+          SELECT exchange, sum(pv)::text AS pv, sum(volume)::text AS volume, sum(trades)::int AS trades
+          FROM candles_5m_by_exchange
+          WHERE pair = ${legPair} AND bucket >= ${start} AND bucket < ${end}
+          GROUP BY exchange ORDER BY exchange`,
+    fxInForce(sql, pair.quote, start),
+  ]);
   return {
     ...pair,
     start,
@@ -35,7 +42,7 @@ export async function readWindowInputs(sql: Sql, pair: { pair: string; base: str
     trades: [...trades],
     venues: [...venues],
     usdtLeg: usd ? null : { pair: legPair, venues: [...legVenues] },
-    fx: await fxInForce(sql, pair.quote, start),
+    fx,
   };
 }
 
