@@ -69,7 +69,7 @@ describe(`a streamed trade pushed to SSE clients${onServer ? ' of an API-only pr
     const key = (await api.api!.deps.keys.issue({ tier: 'free', customerName: 'status reader' })).apiKey;
     const status = await (await fetch(`${base()}/v1/status`, { headers: { 'X-API-Key': key } })).json();
     expect(Object.fromEntries((status.venues as Array<{ exchange: string; transport: string }>).map((v) => [v.exchange, v.transport]))).toEqual(byVenue);
-  });
+  }, 90_000); // its wait for the streams (60 s) and the requests after it
 
   it("reaches an open /v1/rates/stream while the REST cycle sleeps", async () => {
     const key = (await api.api!.deps.keys.issue({ tier: 'enterprise', customerName: 'push reader' })).apiKey;
@@ -99,5 +99,7 @@ describe(`a streamed trade pushed to SSE clients${onServer ? ' of an API-only pr
     } finally {
       stream.close();
     }
-  });
+    // its own waits (the market's next VALR trade, up to 60 s; then each push, up to 30 s) bound
+    // it, not the suite's default: on a slow, busy machine the trade alone can take most of a minute
+  }, 180_000);
 });
