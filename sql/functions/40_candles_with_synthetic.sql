@@ -65,7 +65,8 @@ BEGIN
       v_from := v_end;
       v_end := least(p_to, v_from + v_width * (v_pass + 1));
     END IF;
-    -- (more than limit + 1: buckets of uneven width; the candle is in this window, sorted below)
+    -- (more than limit + 1: `1 day` added in a session zone that changes its clocks stretched the
+    -- window by an hour and a bucket; the candle is in this window, sorted below)
   ELSE
     v_end := p_to;
   END IF;
