@@ -12,9 +12,7 @@
 // every few seconds, and a ping that times out drops it the same way (it then subscribes again).
 import crypto from 'node:crypto';
 import { Command, Redis } from 'ioredis';
-import type { Sql } from '../lib/db/connect.js';
 import type { Logger } from '../lib/log.js';
-import { deploymentSecret } from '../lib/db/deployment.js';
 
 class FailFastRedis extends Redis {
   // Every command, those of MULTI ... EXEC and the ready check included, is sent through here.
@@ -113,9 +111,4 @@ export class RedisScope {
 export function scopeOf(secret: string | undefined, label?: string): RedisScope {
   if (secret === undefined) throw new Error('the deployment table has no row: the database was not migrated by this version');
   return new RedisScope(secret, label);
-}
-
-/** The scope of the deployment whose database `sql` is. */
-export async function deploymentScope(sql: Sql, label?: string): Promise<RedisScope> {
-  return scopeOf(await deploymentSecret(sql), label);
 }

@@ -4,7 +4,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../lib/db/connect.js';
 import { generateKey, hashKey, KEY_PATTERN, KeyStore } from '../../api/keys/store.js';
-import { deploymentScope } from '../../api/redis.js';
+import { scopeOf } from '../../api/redis.js';
+import { deploymentSecret } from '../../lib/db/deployment.js';
 import { openTestDatabase } from '../support/db.js';
 import { until } from '../support/wait.js';
 
@@ -47,7 +48,7 @@ describe('keys', () => {
 
   it('with Redis, a revoke is refused at once by every process: the shared cache cleared, the others told', async () => {
     const redis = new Redis('redis://127.0.0.1:6379');
-    const scope = await deploymentScope(db.sql, `keys-${process.pid}-${Date.now()}`);
+    const scope = scopeOf(await deploymentSecret(db.sql), `keys-${process.pid}-${Date.now()}`);
     const ns = scope.prefix;
     const a = new KeyStore(db.sql, redis, now, scope);
     const otherRedis = new Redis('redis://127.0.0.1:6379');
@@ -79,7 +80,7 @@ describe('keys', () => {
     // in Redis and in that process's memory: every process took the revoked key for 60 s more.
     const redis = new Redis('redis://127.0.0.1:6379');
     const otherRedis = new Redis('redis://127.0.0.1:6379');
-    const scope = await deploymentScope(db.sql, `keys-race-${process.pid}-${Date.now()}`);
+    const scope = scopeOf(await deploymentSecret(db.sql), `keys-race-${process.pid}-${Date.now()}`);
     const ns = scope.prefix;
     let gate: Promise<void> | null = null;
     let release = () => {};
