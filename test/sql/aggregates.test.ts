@@ -275,6 +275,29 @@ describe('pages and hourly observations', () => {
     expect(windows.someUntraded).toBeGreaterThan(10);
   });
 
+  it('candles_until finds the same day where the session zone changes its clocks inside the window (a day of 25 hours)', async () => {
+    // a database of its own: a day candle on each of five days around New York's autumn change
+    const own = await openTestDatabase();
+    try {
+      await insertTrades(own.sql, generateTrades({ seed: 3, start: new Date('2026-10-30T00:00:00Z'), hours: 5 * 24, listings: { BTCZAR: ['luno'] }, tradesPerHour: 2 }));
+      await refreshAggregates(own.sql);
+      const from = new Date('2026-10-30T23:30:00Z');
+      const until = async (zone: string) =>
+        own.sql.begin(async (tx) => {
+          await tx`SELECT set_config('TimeZone', ${zone}, true)`;
+          // three days from half an hour before a UTC midnight, added in the zone's days
+          const [w] = await tx<{ end: Date }[]>`SELECT ${from}::timestamptz + INTERVAL '1 day' * 3 AS end`;
+          const [r] = await tx<{ until: Date }[]>`SELECT candles_until('1d', 'BTCZAR', ${from}, '2026-12-01', 2) AS until`;
+          return { windowEnd: w!.end.toISOString(), until: r!.until.toISOString() };
+        });
+      // in New York the window is 73 hours and holds four UTC midnights, one more than a full window's three
+      expect(await until('America/New_York')).toEqual({ windowEnd: '2026-11-03T00:30:00.000Z', until: '2026-11-02T00:00:00.000Z' });
+      expect(await until('UTC')).toEqual({ windowEnd: '2026-11-02T23:30:00.000Z', until: '2026-11-02T00:00:00.000Z' });
+    } finally {
+      await own.close();
+    }
+  });
+
   it('premium_series builds each day from its hourly observations', async () => {
     const all = ref.candles(trades, '1h');
     const byDay = new Map<number, number[]>();
