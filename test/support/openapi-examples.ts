@@ -15,6 +15,7 @@ import { tierLabel, type Tier } from '../../lib/tiers.js';
 import { latestHead, publishHead } from '../../lib/transparency/log.js';
 import type { Lookup } from '../../lib/webhooks/addresses.js';
 import { refreshAggregates } from '../../lib/db/refresh.js';
+import { param } from '../../lib/methodology/parameters.js';
 import { restate } from '../../pipeline/restate.js';
 import { recordLateTrades } from '../../pipeline/settle.js';
 import { insertTrades } from '../../pipeline/store.js';
@@ -126,7 +127,7 @@ async function* callsFor(t: TestApi): AsyncGenerator<Call, void, Captured> {
   yield ok('getHealth', 'example', null, '/v1/health');
 
   // certificates (the newest BTCNGN one restated by late trades: its list entry links the restatement)
-  await restateNewest(t, 'BTCNGN');
+  await restateLate(t, 'BTCNGN');
   yield ok('getCertificatesKeys', 'example', null, '/v1/certificates/keys');
   const list = yield ok('getCertificatesPair', 'example', 'enterprise', '/v1/certificates/BTCNGN?limit=2');
   yield fail('getCertificatesPair', 'tier_restricted', 403, 'builder', '/v1/certificates/BTCNGN');
@@ -225,19 +226,36 @@ async function deliverOnce(t: TestApi): Promise<void> {
  * certified bucket settled, as large as the bucket's volume at 3% above its VWAP, so the candle moves
  * past the threshold; the aggregates are refreshed and the restatement check run.
  */
-async function restateNewest(t: TestApi, pair: string): Promise<void> {
+/**
+ * Late trades that restate two of the pair's published values: its newest certified bucket (the
+ * certificate list's first entry links the restatement) and the last bucket of its newest fixing
+ * still within the restatement window (a fixing's record, with its fixing_id, whatever the hour:
+ * the newest bucket lies in a fixing's window only at some hours, so without it the restatement
+ * examples would change shape with the time of day).
+ */
+async function restateLate(t: TestApi, pair: string): Promise<void> {
   const sql = t.db.sql;
   const [clock] = await sql<{ since: Date }[]>`SELECT now() AS since`; // noticed_at's clock
   const since = clock!.since;
-  const [c] = await sql<{ bucket: Date; vwap: string; volume: string }[]>`
+  const [newest] = await sql<{ bucket: Date; vwap: string; volume: string }[]>`
     SELECT c.bucket, (c.pv / c.volume)::text AS vwap, c.volume::text AS volume
     FROM certificates k JOIN candles c ON c.pair = k.pair AND c.interval = '5m' AND c.bucket = k.bucket
     WHERE k.pair = ${pair} ORDER BY k.bucket DESC LIMIT 1`;
-  if (!c) return;
-  const time = new Date(c.bucket.getTime() + 120_000);
-  const price = (Number(c.vwap) * 1.03).toFixed(2);
-  await insertTrades(sql, [{ time, exchange: 'quidax', pair, tradeId: `late-${time.getTime()}`, price, amount: c.volume, side: 'buy' }]);
-  await recordLateTrades(sql, 'quidax', pair, 1, time);
+  // as much again as the fixing's whole window at 3 % above its rate: a change of about 1.5 %
+  const [fixing] = await sql<{ time: Date; rate: string; volume: string }[]>`
+    SELECT f.time, f.rate::text AS rate, sum(c.volume)::text AS volume
+    FROM fixings f JOIN candles c ON c.pair = f.pair AND c.interval = '5m'
+      AND c.bucket >= f.time - make_interval(mins => ${param('fixing_window_minutes')}) AND c.bucket < f.time
+    WHERE f.pair = ${pair} AND f.rate IS NOT NULL AND f.time > ${since} - make_interval(hours => ${param('restatement_window_hours')})
+    GROUP BY f.time, f.rate ORDER BY f.time DESC LIMIT 1`;
+  const late = [
+    ...(newest ? [{ time: new Date(newest.bucket.getTime() + 120_000), price: newest.vwap, amount: newest.volume }] : []),
+    ...(fixing ? [{ time: new Date(fixing.time.getTime() - 60_000), price: fixing.rate, amount: fixing.volume }] : []),
+  ];
+  for (const l of late) {
+    await insertTrades(sql, [{ time: l.time, exchange: 'quidax', pair, tradeId: `late-${l.time.getTime()}`, price: (Number(l.price) * 1.03).toFixed(2), amount: l.amount, side: 'buy' }]);
+    await recordLateTrades(sql, 'quidax', pair, 1, l.time);
+  }
   await refreshAggregates(sql);
   await restate(sql, since, new Date(), logRestatement);
 }
