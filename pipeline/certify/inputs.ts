@@ -7,20 +7,43 @@ import type { FxInForce, LegVenue, ListedVenue, TradeRecord, WindowInputs } from
 /** The contract's timestamp, microseconds kept: how a time is written in a bundle. */
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"'`;
 
+export interface Window {
+  readonly start: Date;
+  readonly end: Date;
+}
+
+type Pair = { pair: string; base: string; quote: string };
+
+/** One window's inputs. */
+export async function readWindowInputs(sql: Sql, pair: Pair, start: Date, end: Date): Promise<WindowInputs> {
+  return (await readWindowsInputs(sql, pair, [{ start, end }]))[0]!;
+}
+
 /**
- * The window's inputs. Its four reads are sent at once: none depends on another, and on one
- * connection (the embedded database) they go down it together instead of one round trip each.
+ * The inputs of each of a pair's windows, in the order given, in as many reads as one window takes
+ * (the FX rate's two once per distinct hour): the trades and the USDT leg's sums are read for all
+ * the windows at once, each row labelled with its window. The reads are sent together: none
+ * depends on another, and on one connection (the embedded database) they go down it at once
+ * instead of one round trip each.
  */
-export async function readWindowInputs(sql: Sql, pair: { pair: string; base: string; quote: string }, start: Date, end: Date): Promise<WindowInputs> {
+export async function readWindowsInputs(sql: Sql, pair: Pair, windows: readonly Window[]): Promise<WindowInputs[]> {
+  if (windows.length === 0) return [];
   const usd = pair.base === 'USDT' || pair.base === 'USDC';
   const legPair = `${pair.base}USDT`;
-  const [trades, venues, legVenues, fx] = await Promise.all([
-    sql<TradeRecord[]>`
-      SELECT exchange, trade_id, to_char(time AT TIME ZONE 'UTC', ${sql.unsafe(ISO)}) AS time,
-             price::text AS price, amount::text AS amount, side
-      FROM trades
-      WHERE pair = ${pair.pair} AND time >= ${start} AND time < ${end}
-      ORDER BY exchange, time, trade_id`,
+  const starts = windows.map((w) => w.start.toISOString());
+  const ends = windows.map((w) => w.end.toISOString());
+  // the whole span as well: the hypertable's chunks outside it are left out when planning
+  const from = new Date(Math.min(...windows.map((w) => w.start.getTime())));
+  const until = new Date(Math.max(...windows.map((w) => w.end.getTime())));
+  const hours = [...new Set(windows.map((w) => hourOf(w.start)))];
+  const [trades, venues, legVenues, ...fx] = await Promise.all([
+    sql<(TradeRecord & { w: number })[]>`
+      SELECT w.i::int AS w, t.exchange, t.trade_id, to_char(t.time AT TIME ZONE 'UTC', ${sql.unsafe(ISO)}) AS time,
+             t.price::text AS price, t.amount::text AS amount, t.side
+      FROM unnest(${starts}::timestamptz[], ${ends}::timestamptz[]) WITH ORDINALITY AS w (start, until, i)
+      JOIN trades t ON t.pair = ${pair.pair} AND t.time >= w.start AND t.time < w.until
+      WHERE t.time >= ${from} AND t.time < ${until}
+      ORDER BY w.i, t.exchange, t.time, t.trade_id`,
     sql<ListedVenue[]>`
       SELECT m.exchange, to_char(h.collected_through AT TIME ZONE 'UTC', ${sql.unsafe(ISO)}) AS collected_through
       FROM venue_markets m LEFT JOIN venue_health h ON h.exchange = m.exchange AND h.pair = m.pair
@@ -28,22 +51,36 @@ export async function readWindowInputs(sql: Sql, pair: { pair: string; base: str
       ORDER BY m.exchange`,
     usd
       ? []
-      : sql<LegVenue[]>`
-          SELECT exchange, sum(pv)::text AS pv, sum(volume)::text AS volume, sum(trades)::int AS trades
-          FROM candles_5m_by_exchange
-          WHERE pair = ${legPair} AND bucket >= ${start} AND bucket < ${end}
-          GROUP BY exchange ORDER BY exchange`,
-    fxInForce(sql, pair.quote, start),
+      : sql<(LegVenue & { w: number })[]>`
+          SELECT w.i::int AS w, e.exchange, sum(e.pv)::text AS pv, sum(e.volume)::text AS volume, sum(e.trades)::int AS trades
+          FROM unnest(${starts}::timestamptz[], ${ends}::timestamptz[]) WITH ORDINALITY AS w (start, until, i)
+          JOIN candles_5m_by_exchange e ON e.pair = ${legPair} AND e.bucket >= w.start AND e.bucket < w.until
+          WHERE e.bucket >= ${from} AND e.bucket < ${until}
+          GROUP BY w.i, e.exchange ORDER BY w.i, e.exchange`,
+    ...hours.map((hour) => fxInForce(sql, pair.quote, new Date(hour))),
   ]);
-  return {
+  const fxByHour = new Map(hours.map((hour, i) => [hour, fx[i]!]));
+  const tradesOf = byWindow(trades, windows.length);
+  const legOf = byWindow(legVenues, windows.length);
+  return windows.map((w, i) => ({
     ...pair,
-    start,
-    end,
-    trades: [...trades],
+    start: w.start,
+    end: w.end,
+    trades: tradesOf[i]!,
     venues: [...venues],
-    usdtLeg: usd ? null : { pair: legPair, venues: [...legVenues] },
-    fx,
-  };
+    usdtLeg: usd ? null : { pair: legPair, venues: legOf[i]! },
+    fx: fxByHour.get(hourOf(w.start))!,
+  }));
+}
+
+const HOUR_MS = 3_600_000;
+const hourOf = (at: Date) => Math.floor(at.getTime() / HOUR_MS) * HOUR_MS;
+
+/** Rows labelled with their window's ordinal (from 1), as lists by window, the label dropped. */
+function byWindow<T extends { w: number }>(rows: readonly T[], count: number): Omit<T, 'w'>[][] {
+  const out: Omit<T, 'w'>[][] = Array.from({ length: count }, () => []);
+  for (const { w, ...row } of rows) out[w - 1]!.push(row);
+  return out;
 }
 
 /** The FX rate in force at the start of `at`'s UTC hour (fx_in_force, else looked up), with its inputs. */

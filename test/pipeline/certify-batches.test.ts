@@ -1,0 +1,109 @@
+// A backlog is certified a batch of buckets at a time (pipeline/certify/issue.ts). What is published
+// must be what each bucket gets when certified alone: the same certificates, bundles and
+// transparency log, byte for byte. And a stop between batches leaves whole batches stored, the
+// rest certified once by the next run.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../lib/db/connect.js';
+import { refreshAggregates } from '../../lib/db/refresh.js';
+import { parametersInForce } from '../../lib/methodology/parameters.js';
+import { createSigner, type CertificateSigner } from '../../lib/signer.js';
+import { softwareIdentity } from '../../lib/software.js';
+import { Certifier, type OnIssued } from '../../pipeline/certify/issue.js';
+import { StoppedPartWay } from '../../pipeline/settle.js';
+import { insertFxRates, insertTrades } from '../../pipeline/store.js';
+import { logIssued } from '../../pipeline/transparency.js';
+import { openTestDatabase } from '../support/db.js';
+import { generateFx, generateTrades } from '../support/market.js';
+
+const START = new Date('2026-10-01T00:00:00Z');
+const HOURS = 8;
+const END = new Date(START.getTime() + HOURS * 3_600_000);
+const BUCKET_MS = 300_000;
+const ISSUED_AT = new Date('2026-10-02T00:00:00Z');
+
+const dbs: Database[] = [];
+let keyDir: string;
+let signer: CertificateSigner;
+
+/** A database holding the same eight hours of BTCNGN (two venues, untraded buckets among them) and its USDT leg. */
+async function market(): Promise<Database> {
+  const db = await openTestDatabase();
+  dbs.push(db);
+  const trades = [
+    ...generateTrades({ seed: 41, start: START, hours: HOURS, listings: { BTCNGN: ['luno', 'quidax'] }, tradesPerHour: 10 }),
+    ...generateTrades({ seed: 42, start: START, hours: HOURS, listings: { BTCUSDT: ['binance'] }, tradesPerHour: 120 }),
+  ];
+  await insertTrades(db.sql, trades);
+  await insertFxRates(db.sql, generateFx(START, HOURS + 1));
+  for (const venue of ['luno', 'quidax']) await db.sql`INSERT INTO venue_markets (exchange, pair, symbol) VALUES (${venue}, 'BTCNGN', 'BTCNGN') ON CONFLICT DO NOTHING`;
+  await refreshAggregates(db.sql);
+  return db;
+}
+
+const certifier = (db: Database, onIssued: OnIssued = logIssued) =>
+  new Certifier(db.sql, { signer, issuerUrl: 'https://afrates.test', market: 'real', software: softwareIdentity(), parameters: parametersInForce(900), now: () => ISSUED_AT }, onIssued);
+
+/** Everything published: certificates, bundles (their compressed parts too) and the transparency log. */
+async function published(db: Database) {
+  const [certificates, bundles, parts, entries, nodes] = await Promise.all([
+    db.sql`SELECT pair, bucket, rate::text, body FROM certificates ORDER BY pair, bucket`,
+    db.sql`SELECT id, sha256, bytes, parts FROM bundles ORDER BY id`,
+    db.sql`SELECT id, part, encode(gzip, 'hex') AS gzip FROM bundle_parts ORDER BY id, part`,
+    db.sql`SELECT leaf_index::text, entry_id, kind, entry, encode(leaf_hash, 'hex') AS leaf_hash FROM transparency_entries ORDER BY leaf_index`,
+    db.sql`SELECT level, idx, encode(hash, 'hex') AS hash FROM transparency_nodes ORDER BY level, idx`,
+  ]);
+  return { certificates: [...certificates], bundles: [...bundles], parts: [...parts], entries: [...entries], nodes: [...nodes] };
+}
+
+beforeAll(async () => {
+  keyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-batches-'));
+  signer = createSigner({ hmacSecret: 'batches-secret', keyDir });
+}, 60_000);
+
+afterAll(async () => {
+  for (const db of dbs) await db.close().catch(() => {});
+  fs.rmSync(keyDir, { recursive: true, force: true });
+});
+
+describe('a backlog certified in batches', () => {
+  it('publishes, byte for byte, what certifying each bucket alone publishes', async () => {
+    const [batched, alone] = [await market(), await market()];
+    const issued = await certifier(batched).issue([{ pair: 'BTCNGN', from: START, to: END }]);
+    let one = 0;
+    for (let at = START.getTime(); at < END.getTime(); at += BUCKET_MS) {
+      one += await certifier(alone).issue([{ pair: 'BTCNGN', from: new Date(at), to: new Date(at + BUCKET_MS) }]);
+    }
+    // more than one batch's worth, with untraded buckets among them (no certificate for those)
+    expect(issued).toBeGreaterThan(48);
+    expect(issued).toBeLessThan(HOURS * 12);
+    expect(issued).toBe(one);
+    const [a, b] = [await published(batched), await published(alone)];
+    expect(a.certificates).toHaveLength(issued);
+    expect(a.entries).toHaveLength(issued);
+    expect(a).toEqual(b);
+  }, 240_000);
+
+  it('stops between batches: whole batches stay stored, and the next run certifies the rest, each bucket once', async () => {
+    const db = await market();
+    const range = { pair: 'BTCNGN', from: START, to: END };
+    const batches: number[] = [];
+    const counting: OnIssued = async (tx, issued) => {
+      batches.push(issued.length);
+      await logIssued(tx, issued);
+    };
+    // told to stop once the first batch is stored
+    await expect(certifier(db, counting).issue([range], () => batches.length > 0)).rejects.toBeInstanceOf(StoppedPartWay);
+    expect(batches).toHaveLength(1);
+    const [first] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM certificates`;
+    expect(first!.n).toBe(batches[0]);
+    const rest = await certifier(db, counting).issue([range]);
+    expect(rest).toBeGreaterThan(0);
+    const [all] = await db.sql<{ n: number; buckets: number; logged: number }[]>`
+      SELECT count(*)::int AS n, count(DISTINCT bucket)::int AS buckets, (SELECT count(*)::int FROM transparency_entries) AS logged FROM certificates`;
+    expect(all).toEqual({ n: batches[0]! + rest, buckets: batches[0]! + rest, logged: batches[0]! + rest });
+    expect(await certifier(db, counting).issue([range])).toBe(0);
+  }, 240_000);
+});
