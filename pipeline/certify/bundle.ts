@@ -4,7 +4,7 @@
 // size (lib/db/batches.ts), and never changed.
 import crypto from 'node:crypto';
 import zlib from 'node:zlib';
-import { batchesUnder, piecesUnder } from '../../lib/db/batches.js';
+import { batchesUnder, MAX_STATEMENT_BYTES, piecesUnder } from '../../lib/db/batches.js';
 import type { Tx } from '../../lib/db/connect.js';
 import { timestamp } from '../../lib/format.js';
 import { METHODOLOGY_VERSION } from '../../lib/methodology/parameters.js';
@@ -60,9 +60,12 @@ export function buildBundle(inputs: WindowInputs, result: WindowResult, c: Bundl
   return { text, sha256: crypto.createHash('sha256').update(text).digest('hex'), bytes: Buffer.byteLength(text) };
 }
 
+/** Room a part's row keeps beside its piece of the bundle for the row's other parameters (its id and number). */
+const PART_ROW_ROOM = 128;
+
 /** Stores bundles once (inside the caller's transaction, beside their certificates), a few statements for many. */
 export async function storeBundles(tx: Tx, bundles: ReadonlyArray<{ id: string; bundle: Bundle }>): Promise<void> {
-  const stored = bundles.map(({ id, bundle }) => ({ id, bundle, parts: piecesUnder(zlib.gzipSync(bundle.text, { level: 9 })) }));
+  const stored = bundles.map(({ id, bundle }) => ({ id, bundle, parts: piecesUnder(zlib.gzipSync(bundle.text, { level: 9 }), MAX_STATEMENT_BYTES - PART_ROW_ROOM) }));
   const rows = stored.map(({ id, bundle, parts }) => ({ id, sha256: bundle.sha256, bytes: bundle.bytes, parts: parts.length }));
   for (const batch of batchesUnder(rows, (r) => Object.values(r))) await tx`INSERT INTO bundles ${tx(batch)}`;
   const partRows = stored.flatMap(({ id, parts }) => parts.map((gzip, part) => ({ id, part, gzip })));

@@ -2,15 +2,19 @@
 // must be what each bucket gets when certified alone: the same certificates, bundles and
 // transparency log, byte for byte. And a stop between batches leaves whole batches stored, the
 // rest certified once by the next run.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../lib/db/connect.js';
 import { refreshAggregates } from '../../lib/db/refresh.js';
 import { parametersInForce } from '../../lib/methodology/parameters.js';
 import { createSigner, type CertificateSigner } from '../../lib/signer.js';
 import { softwareIdentity } from '../../lib/software.js';
+import { bundleOf } from '../../api/queries/certificates.js';
+import { storeBundles } from '../../pipeline/certify/bundle.js';
 import { Certifier, type OnIssued } from '../../pipeline/certify/issue.js';
 import { StoppedPartWay } from '../../pipeline/settle.js';
 import { insertFxRates, insertTrades } from '../../pipeline/store.js';
@@ -106,4 +110,18 @@ describe('a backlog certified in batches', () => {
     expect(all).toEqual({ n: batches[0]! + rest, buckets: batches[0]! + rest, logged: batches[0]! + rest });
     expect(await certifier(db, counting).issue([range])).toBe(0);
   }, 240_000);
+
+  it('stores bundles larger than a statement may carry in parts, each row under the limit, served whole', async () => {
+    const db = dbs[0] ?? (await market());
+    // incompressible text: its gzip is as long, several statements' worth, beside a small one
+    const texts = { 'CERT-LARGE-1': crypto.randomBytes(40_000).toString('base64'), 'CERT-SMALL-1': '{"small":true}' };
+    const bundles = Object.entries(texts).map(([id, text]) => ({ id, bundle: { text, sha256: crypto.createHash('sha256').update(text).digest('hex'), bytes: Buffer.byteLength(text) } }));
+    await db.sql.begin((tx) => storeBundles(tx, bundles));
+    for (const [id, text] of Object.entries(texts)) {
+      const stored = await bundleOf(db.sql, id);
+      expect(zlib.gunzipSync(stored!.gzip).toString()).toBe(text);
+    }
+    const [parts] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM bundle_parts WHERE id = 'CERT-LARGE-1'`;
+    expect(parts!.n).toBeGreaterThan(2);
+  }, 60_000);
 });
