@@ -2,8 +2,9 @@
 // with exchange trades (pipeline/settle.ts hands over the newly settled ranges), and the daily
 // fixings (pipeline/fixings.ts says which are due). Each is computed from its window's trades as
 // they stand by the methodology's rules (lib/methodology/window.ts), with its replication bundle
-// frozen beside it, stored once in one transaction (append-only tables). The API only reads them
-// back, so a certificate, a fixing and a bundle are the same bytes forever.
+// frozen beside it, stored once with it in the same transaction (append-only tables; a backlog's
+// buckets share one a batch at a time). The API only reads them back, so a certificate, a fixing
+// and a bundle are the same bytes forever.
 import { createHash } from 'node:crypto';
 import type { Sql, Tx } from '../../lib/db/connect.js';
 import { batchesUnder } from '../../lib/db/batches.js';
