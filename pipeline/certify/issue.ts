@@ -38,9 +38,9 @@ export interface CertifierOptions {
 /** A backlog at least this large is announced, with a progress line every as many certificates. */
 const BACKLOG_TOLD = 500;
 /**
- * Buckets certified in one transaction: two hours of a pair. Their reads and writes take a few
- * statements instead of about fourteen a bucket, and the embedded database's one connection is
- * still handed back to API reads between batches.
+ * Traded buckets certified in one transaction (two hours of a pair that trades in every bucket).
+ * Their reads and writes take a few statements instead of about fourteen a bucket, and the
+ * embedded database's one connection is still handed back to API reads between batches.
  */
 const CERTIFY_BATCH = 24;
 

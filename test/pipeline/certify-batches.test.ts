@@ -111,6 +111,26 @@ describe('a backlog certified in batches', () => {
     expect(await certifier(db, counting).issue([range])).toBe(0);
   }, 240_000);
 
+  it('stores each bucket once when two pipelines certify overlapping ranges at once, with its bundle and log entry', async () => {
+    const db = await market();
+    // the second starts 7 buckets later: its batches overlap the first's part-way
+    const later = new Date(START.getTime() + 7 * BUCKET_MS);
+    const [a, b] = await Promise.all([certifier(db).issue([{ pair: 'BTCNGN', from: START, to: END }]), certifier(db).issue([{ pair: 'BTCNGN', from: later, to: END }])]);
+    const [row] = await db.sql<{ certificates: number; buckets: number; bundles: number; logged: number; distinct_logged: number }[]>`
+      SELECT (SELECT count(*)::int FROM certificates) AS certificates, (SELECT count(DISTINCT bucket)::int FROM certificates) AS buckets,
+             (SELECT count(*)::int FROM bundles) AS bundles,
+             (SELECT count(*)::int FROM transparency_entries) AS logged, (SELECT count(DISTINCT entry_id)::int FROM transparency_entries) AS distinct_logged`;
+    expect(row!.certificates).toBeGreaterThan(48);
+    expect(row).toEqual({ certificates: a + b, buckets: a + b, bundles: a + b, logged: a + b, distinct_logged: a + b });
+    // and each bundle and log entry is its own certificate's
+    const [mismatched] = await db.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM certificates c
+      LEFT JOIN bundles b ON b.id = c.body::jsonb ->> 'certificate_id' AND b.sha256 = c.body::jsonb -> 'bundle' ->> 'sha256'
+      LEFT JOIN transparency_entries e ON e.entry_id = c.body::jsonb ->> 'certificate_id'
+      WHERE b.id IS NULL OR e.entry_id IS NULL`;
+    expect(mismatched!.n).toBe(0);
+  }, 240_000);
+
   it('stores bundles larger than a statement may carry in parts, each row under the limit, served whole', async () => {
     const db = dbs[0] ?? (await market());
     // incompressible text: its gzip is as long, several statements' worth, beside a small one

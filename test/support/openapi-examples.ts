@@ -222,16 +222,13 @@ async function deliverOnce(t: TestApi): Promise<void> {
 }
 
 /**
- * A restatement as the pipeline records it: a venue's trade arrives after the pair's newest
- * certified bucket settled, as large as the bucket's volume at 3% above its VWAP, so the candle moves
- * past the threshold; the aggregates are refreshed and the restatement check run.
- */
-/**
- * Late trades that restate two of the pair's published values: its newest certified bucket (the
- * certificate list's first entry links the restatement) and the last bucket of its newest fixing
- * still within the restatement window (a fixing's record, with its fixing_id, whatever the hour:
- * the newest bucket lies in a fixing's window only at some hours, so without it the restatement
- * examples would change shape with the time of day).
+ * Restatements as the pipeline records them: late trades, at 3 % above the value, arrive for two of
+ * the pair's published values: its newest certified bucket (as large as its volume: the certificate
+ * list's first entry links the restatement) and the last bucket of its newest fixing still within
+ * the restatement window (as large as the window's volume: a fixing's record, with its fixing_id,
+ * whatever the hour; the newest bucket lies in a fixing's window only at some hours, so without it
+ * the restatement examples would change shape with the time of day). The aggregates are refreshed
+ * and the restatement check run.
  */
 async function restateLate(t: TestApi, pair: string): Promise<void> {
   const sql = t.db.sql;
