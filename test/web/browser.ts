@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 
 export const CHROMIUM = '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -37,13 +38,15 @@ export async function launch(): Promise<Browser> {
   const requests: string[] = [];
   const errors: string[] = [];
   context.on('request', (r) => requests.push(r.url()));
+  // each error names the test that was running when it came: the last test asserts none came
+  const during = () => ` [during: ${expect.getState().currentTestName ?? 'no test'}]`;
   const watch = (page: Page) => {
     page.on('console', (m) => {
       // a refused resource names itself in the message's location, not in its text
       const source = m.location().url;
-      if (m.type() === 'error') errors.push(`${page.url()}: ${m.text()}${source && source !== page.url() ? ` (${source})` : ''}`);
+      if (m.type() === 'error') errors.push(`${page.url()}: ${m.text()}${source && source !== page.url() ? ` (${source})` : ''}${during()}`);
     });
-    page.on('pageerror', (e) => errors.push(`${page.url()}: ${e.message}`));
+    page.on('pageerror', (e) => errors.push(`${page.url()}: ${e.message}${during()}`));
     page.on('dialog', (d) => void d.accept());
   };
   context.on('page', watch);
