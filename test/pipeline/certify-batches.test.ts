@@ -15,7 +15,7 @@ import { createSigner, type CertificateSigner } from '../../lib/signer.js';
 import { softwareIdentity } from '../../lib/software.js';
 import { bundleOf } from '../../api/queries/certificates.js';
 import { storeBundles } from '../../pipeline/certify/bundle.js';
-import { Certifier, type OnIssued } from '../../pipeline/certify/issue.js';
+import { Certifier, CERTIFY_BATCH_TRADES, type OnIssued } from '../../pipeline/certify/issue.js';
 import { StoppedPartWay } from '../../pipeline/settle.js';
 import { insertFxRates, insertTrades } from '../../pipeline/store.js';
 import { logIssued } from '../../pipeline/transparency.js';
@@ -130,6 +130,28 @@ describe('a backlog certified in batches', () => {
       WHERE b.id IS NULL OR e.entry_id IS NULL`;
     expect(mismatched!.n).toBe(0);
   }, 240_000);
+
+  it('keeps a batch of busy buckets under its trade bound, every bucket certified once', async () => {
+    const db = await openTestDatabase();
+    dbs.push(db);
+    // two hours of a busy book: ~500 trades a bucket over both venues
+    await insertTrades(db.sql, generateTrades({ seed: 43, start: START, hours: 2, listings: { BTCNGN: ['luno', 'quidax'] }, tradesPerHour: 3_000 }));
+    await insertFxRates(db.sql, generateFx(START, 3));
+    await refreshAggregates(db.sql);
+    const batches: string[][] = [];
+    const counting: OnIssued = async (tx, issued) => {
+      batches.push(issued.map((i) => i.time));
+      await logIssued(tx, issued);
+    };
+    const issued = await certifier(db, counting).issue([{ pair: 'BTCNGN', from: START, to: new Date(START.getTime() + 2 * 3_600_000) }]);
+    expect(issued).toBe(24);
+    const rows = await db.sql<{ bucket: Date; trades: number }[]>`SELECT bucket, trades::int AS trades FROM candles WHERE pair = 'BTCNGN' AND interval = '5m'`;
+    const tradesAt = new Map(rows.map((r) => [r.bucket.getTime(), r.trades]));
+    const sizes = batches.map((b) => b.reduce((sum, time) => sum + tradesAt.get(Date.parse(time))!, 0));
+    expect(batches.length).toBeGreaterThan(4);
+    for (const [i, size] of sizes.entries()) if (batches[i]!.length > 1) expect(size).toBeLessThanOrEqual(CERTIFY_BATCH_TRADES);
+    expect(batches.flat()).toHaveLength(24);
+  }, 120_000);
 
   it('stores bundles larger than a statement may carry in parts, each row under the limit, served whole', async () => {
     const db = dbs[0] ?? (await market());

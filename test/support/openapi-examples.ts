@@ -242,7 +242,7 @@ async function restateLate(t: TestApi, pair: string): Promise<void> {
   const [fixing] = await sql<{ time: Date; rate: string; volume: string }[]>`
     SELECT f.time, f.rate::text AS rate, sum(c.volume)::text AS volume
     FROM fixings f JOIN candles c ON c.pair = f.pair AND c.interval = '5m'
-      AND c.bucket >= f.time - make_interval(mins => ${param('fixing_window_minutes')}) AND c.bucket < f.time
+      AND c.bucket >= (f.body::jsonb -> 'fixing' ->> 'window_start')::timestamptz AND c.bucket < f.time
     WHERE f.pair = ${pair} AND f.rate IS NOT NULL AND f.time > ${since} - make_interval(hours => ${param('restatement_window_hours')})
     GROUP BY f.time, f.rate ORDER BY f.time DESC LIMIT 1`;
   const late = [
