@@ -96,7 +96,8 @@ async function main(): Promise<void> {
         rows.push({ n, ms, raw: b!.bytes, stored: b!.stored });
       }
     }
-    const backlog = await certifyBacklog(db.sql, certifier, Math.ceil(bucket / 3_600_000 + 1) * 3_600_000);
+    // the backlog's hours begin at the first whole hour an hour past the buckets above
+    const backlog = await certifyBacklog(db.sql, certifier, (Math.floor(bucket / 3_600_000) + 2) * 3_600_000);
     const at = (n: number) => rows.filter((r) => r.n === n);
     // stored bytes = overhead + per trade x trades: least squares over every bucket
     const mx = rows.reduce((s, r) => s + r.n, 0) / rows.length;
@@ -153,11 +154,13 @@ async function main(): Promise<void> {
 /** Certifies BACKLOG_HOURS of BTCZAR from `start` in one call, with a reader asking beside it. */
 async function certifyBacklog(sql: Sql, certifier: Certifier, start: number): Promise<{ buckets: number; trades: number; ms: number; tradesPerS: number; waits: number[] }> {
   const buckets = BACKLOG_HOURS * 12;
-  for (let i = 0; i < buckets; i++) {
-    const bucket = start + i * BUCKET_MS;
-    await insertTrades(sql, bucketTrades(bucket, BACKLOG_PER_BUCKET, 900_000 + i));
-    await insertTrades(sql, [{ time: new Date(bucket + 1000), exchange: 'binance', pair: 'BTCUSDT', tradeId: `u${bucket}`, price: '93456.78', amount: '0.5', side: 'buy' }]);
-  }
+  await insertTrades(
+    sql,
+    Array.from({ length: buckets }, (_, i) => start + i * BUCKET_MS).flatMap((bucket, i) => [
+      ...bucketTrades(bucket, BACKLOG_PER_BUCKET, 900_000 + i),
+      { time: new Date(bucket + 1000), exchange: 'binance', pair: 'BTCUSDT', tradeId: `u${bucket}`, price: '93456.78', amount: '0.5', side: 'buy' as const },
+    ]),
+  );
   await refreshAggregates(sql);
   const waits: number[] = [];
   let certifying = true;
