@@ -15,10 +15,11 @@ export const MAX_MESSAGE_BYTES = 16 * 2 ** 20;
 /**
  * PostgreSQL's shared_buffers in the embedded database (PGlite's build has 128MB, all of it
  * resident from the start). The embedded database serves one connection at a time, and its files
- * are read through the OS page cache anyway, so a larger pool buys little: with 32MB the 10,000-
- * candle page and premium take what they take with 128MB, and ~96 MB less is resident.
+ * are read through the OS page cache (or held in memory) anyway, so a larger pool buys little:
+ * with 16MB the 10,000-candle page, premium, ingest and certification take what they take with
+ * 32MB or 128MB, within their runs' spread, and ~112 MB less is resident (bench/README.md, rss).
  */
-export const SHARED_BUFFERS = '32MB';
+export const SHARED_BUFFERS = '16MB';
 
 export interface EmbeddedStats {
   /** PGlite's WASM memory (linear memory only grows) */

@@ -17,7 +17,7 @@ import { WireServer } from './wire.mjs';
 const { dataDir, from, maxMessageBytes, queueTimeoutMs, sharedBuffers } = workerData;
 
 /**
- * PGlite's WASM module with PostgreSQL's shared_buffers set to `size` (e.g. '32MB').
+ * PGlite's WASM module with PostgreSQL's shared_buffers set to `size` (e.g. '16MB').
  * Its build fixes shared_buffers at 128MB: a literal among the startup options compiled into
  * pglite.wasm (it reads no configuration file and takes no -c options), and PostgreSQL touches
  * all of it at start, so 128 MB would stay resident in a process that also runs the pipeline and
