@@ -16,9 +16,9 @@ export const MAX_MESSAGE_BYTES = 16 * 2 ** 20;
  * PostgreSQL's shared_buffers in the embedded database (PGlite's build has 128MB, all of it
  * resident from the start). The embedded database serves one connection at a time, and its files
  * are read through the OS page cache (or held in memory) anyway, so a larger pool buys little:
- * against 32MB, 16MB keeps ingest, premium and the page's SQL within their runs' spread, costs about
- * a tenth on the 10,000-candle page over HTTP and a fifth on one large bucket's certification, and
- * keeps 14-18 MB less resident; 128MB more than that (bench/README.md, rss).
+ * against 32MB, 16MB costs about a tenth on the 10,000-candle page over HTTP and a fifth on one
+ * large bucket's certification, the rest within their runs' spread, and keeps 14-18 MB less
+ * resident (bench/README.md, rss).
  */
 export const SHARED_BUFFERS = '16MB';
 
