@@ -24,8 +24,15 @@ export const NO_QUERY = { type: 'object', additionalProperties: false, propertie
 export const DATE = { type: 'string', format: 'date', pattern: '^20\\d{2}-\\d{2}-\\d{2}$', maxLength: 10, description: 'YYYY-MM-DD (UTC), a year from 2000 to 2099' } as const;
 export const BOOL = { type: 'boolean', default: false } as const;
 
+const article = (noun: string) => (/^[aeiou]/i.test(noun) ? 'an' : 'a');
+const countOf = (e: ErrorObject, unit: string) => {
+  const limit = (e.params as { limit: number }).limit;
+  return `${limit} ${unit}${limit === 1 ? '' : 's'}`;
+};
+
 function describe(e: ErrorObject, where: string): string {
   const name = e.instancePath.replace(/^\//, '').replace(/\//g, '.') || (e.params as { missingProperty?: string }).missingProperty;
+  const subject = name ? `${where} parameter '${name}'` : `the ${where}`;
   switch (e.keyword) {
     case 'required':
       return `${where} parameter '${(e.params as { missingProperty: string }).missingProperty}' is required`;
@@ -37,16 +44,27 @@ function describe(e: ErrorObject, where: string): string {
       return `${where} parameter '${name}' must be a valid ${e.params.format === 'date' ? 'date, YYYY-MM-DD' : (e.params as { format: string }).format}`;
     case 'type': {
       const types = String((e.params as { type: string | string[] }).type).split(',');
-      return `${where} parameter '${name}' must be ${types.map((t) => (t === 'boolean' ? 'true or false' : `${/^[aeiou]/.test(t) ? 'an' : 'a'} ${t}`)).join(' or ')}`;
+      return `${where} parameter '${name}' must be ${types.map((t) => (t === 'boolean' ? 'true or false' : `${article(t)} ${t}`)).join(' or ')}`;
     }
     case 'pattern':
     case 'maxLength': {
       if ((e.parentSchema as { format?: string } | undefined)?.format === 'date') return `${where} parameter '${name}' must be a date, YYYY-MM-DD, with a year from 2000 to 2099`;
       const described = (e.parentSchema as { description?: string } | undefined)?.description;
-      return `${where} parameter '${name}' ${described ? `must be a ${described}` : e.message ?? 'is invalid'}`;
+      if (e.keyword === 'maxLength') return `${where} parameter '${name}' must be at most ${countOf(e, 'character')}${described ? ` (${described})` : ''}`;
+      return `${where} parameter '${name}' ${described ? `must be ${article(described)} ${described}` : e.message ?? 'is invalid'}`;
     }
+    case 'minLength':
+    case 'minItems':
+    case 'minProperties': {
+      const limit = (e.params as { limit: number }).limit;
+      const unit = e.keyword === 'minLength' ? 'character' : e.keyword === 'minItems' ? 'item' : 'field';
+      return `${subject} ${limit === 1 ? 'must not be empty' : `must have at least ${countOf(e, unit)}`}`;
+    }
+    case 'maxItems':
+    case 'maxProperties':
+      return `${subject} must have at most ${countOf(e, e.keyword === 'maxItems' ? 'item' : 'field')}`;
     default:
-      return `${where} parameter '${name}' ${e.message ?? 'is invalid'}`;
+      return `${subject} ${e.message ?? 'is invalid'}`;
   }
 }
 

@@ -18,11 +18,11 @@ const LONG = 'A'.repeat(5000);
 const cases: Array<[string, number, string, string]> = [
   // live
   ['/v1/rates/live', 400, 'validation_error', 'pairs'],
-  ['/v1/rates/live?pairs=', 400, 'validation_error', 'pairs'],
+  ['/v1/rates/live?pairs=', 400, 'validation_error', "query parameter 'pairs' must not be empty"],
   ['/v1/rates/live?pairs=,,', 400, 'validation_error', 'pairs'],
   ['/v1/rates/live?pairs=DOGENGN', 400, 'validation_error', 'DOGENGN'],
   ['/v1/rates/live?pairs=BTCUSDT', 400, 'validation_error', 'BTCUSDT'],
-  [`/v1/rates/live?pairs=${LONG}`, 400, 'validation_error', 'pairs'],
+  [`/v1/rates/live?pairs=${LONG}`, 400, 'validation_error', "query parameter 'pairs' must be at most 500 characters (comma-separated pair identifiers)"],
   ['/v1/rates/live?pairs=BTCNGN&min_confidence=2', 400, 'validation_error', 'min_confidence'],
   ['/v1/rates/live?pairs=BTCNGN&min_confidence=abc', 400, 'validation_error', 'min_confidence'],
   ['/v1/rates/live?pairs=BTCNGN&include_sources=maybe', 400, 'validation_error', 'include_sources'],
@@ -78,6 +78,8 @@ const cases: Array<[string, number, string, string]> = [
   ['/v1/certificates/BTCNGN/2026-11-01T00:00:00-05:00', 400, 'validation_error', 'timestamp'],
   ['/v1/certificates/BTCNGN/2026-11-01T00:02:00%2B00:00', 404, 'not_found', '5-minute'],
   ['/v1/certificates/BTCNGN/2020-11-01T00:05:00%2B00:00', 404, 'not_found', 'BTCNGN'],
+  // path parameters say what they are, in plain words
+  ['/v1/account/webhooks/abc/deliveries', 400, 'validation_error', "path parameter 'id' must be an endpoint id (a number, from GET /v1/account/webhooks)"],
 ];
 
 describe('bad parameters', () => {
