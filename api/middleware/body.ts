@@ -25,28 +25,46 @@ function sendsBody(req: Koa.Request['req']): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 }
 
-/** The deepest nesting of brackets and braces outside strings, stopping as soon as it passes `max`. */
-function depthOver(text: string, max: number): boolean {
-  let depth = 0;
-  let inString = false;
+/**
+ * What is wrong with a body's structure before it is parsed: nesting past `max`, or a name given
+ * twice in one object. JSON.parse keeps a repeated name's last value without a word, where a proxy
+ * or gateway in front may have judged the first. Null when neither; broken JSON is JSON.parse's to say.
+ */
+function structureProblem(text: string, max: number): string | null {
+  const open: (Set<string> | null)[] = []; // per open bracket: an object's names so far, or null for an array
+  let nameNext = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++; // a backslash: the next character is escaped
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) {
-      if (++depth > max) return true;
-    } else if (c === 0x5d || c === 0x7d) depth--;
+    if (c === 0x22) {
+      const start = i;
+      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++; // a backslash escapes the next
+      if (!nameNext) continue;
+      nameNext = false;
+      let name: string;
+      try {
+        name = JSON.parse(text.slice(start, i + 1)) as string; // its escapes read: "\u0065mail" is "email"
+      } catch {
+        return null;
+      }
+      const names = open.at(-1)!;
+      if (names.has(name)) return `the request body gives '${name.slice(0, 40)}' twice in one object`;
+      names.add(name);
+    } else if (c === 0x7b || c === 0x5b) {
+      if (open.push(c === 0x7b ? new Set() : null) > max) return `the request body is nested too deeply (at most ${max} levels of arrays and objects)`;
+      nameNext = c === 0x7b;
+    } else if (c === 0x5d || c === 0x7d) {
+      open.pop();
+      nameNext = false;
+    } else if (c === 0x2c) nameNext = open.at(-1) instanceof Set;
   }
-  return false;
+  return null;
 }
 
 const invalid = (message: string) => new ApiError(400, 'validation_error', message);
 
 /**
  * A body's text as JSON: an object or array (an empty body is {}), no deeper than MAX_BODY_DEPTH,
- * no `__proto__` key (it would become an object's prototype wherever the body is copied).
+ * no name twice in one object, no `__proto__` key (it would become an object's prototype wherever the body is copied).
  */
 export function parseJsonBody(text: string): unknown {
   if (text === '') return {};
@@ -59,7 +77,8 @@ export function parseJsonBody(text: string): unknown {
     }
     throw invalid('the request body must be a JSON object');
   }
-  if (depthOver(text, MAX_BODY_DEPTH)) throw invalid(`the request body is nested too deeply (at most ${MAX_BODY_DEPTH} levels of arrays and objects)`);
+  const problem = structureProblem(text, MAX_BODY_DEPTH);
+  if (problem) throw invalid(problem);
   try {
     return JSON.parse(text, (key, value: unknown) => {
       if (key === '__proto__') throw invalid("the request body may not have a '__proto__' key");

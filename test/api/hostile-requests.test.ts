@@ -86,6 +86,29 @@ describe('bodies nested too deeply', () => {
   });
 });
 
+describe('a name given twice in one object', () => {
+  it('is refused 400 naming it on every route that reads a body, at any depth and however it is escaped (the last value was kept)', async () => {
+    for (const op of bodyRoutes) {
+      for (const [body, name] of [
+        ['{"label":"a","label":"b"}', 'label'],
+        ['{"label":"a","\\u006cabel":"b"}', 'label'],
+        ['{"events":[{"x":1,"y":{"x":2},"x":3}]}', 'x'],
+      ] as const) {
+        const res = await send(op, body);
+        expectShape(res, 400, `${op.method} ${op.path} ${body}`);
+        expect(res.body.message).toBe(`the request body gives '${name}' twice in one object`);
+      }
+    }
+  });
+
+  it('leaves alone the same name in different objects, and names inside strings', async () => {
+    const op = operations.find((o) => o.path === '/v1/account/keys' && o.method === 'post')!;
+    const res = await send(op, '{"label":"a\\",\\"label\\":","z":[{"a":1},{"a":2}]}');
+    expectShape(res, 400, 'one name per object');
+    expect(res.body.message).toBe("unknown body parameter 'z'");
+  });
+});
+
 describe('body fields of the wrong JSON type', () => {
   type FieldSchema = { type?: string | string[]; enum?: unknown[]; items?: { enum?: unknown[] }; minimum?: number };
   /** A valid value of a required field (the base every wrong value is sent on). */
