@@ -85,12 +85,13 @@ const COPY_IN_RESPONSE = message('G', Buffer.from([0, 0, 0]));
 
 /**
  * @typedef {import('@electric-sql/pglite').PGlite} PGlite
- * @typedef {{ db: PGlite, host?: string, port?: number, queueTimeoutMs?: number, maxMessageBytes?: number,
- *             onFatal: (err: Error) => void }} WireServerOptions
+ * @typedef {{ db: PGlite, raw: import('./raw.mjs').RawProtocol, host?: string, port?: number, queueTimeoutMs?: number,
+ *             maxMessageBytes?: number, onFatal: (err: Error) => void }} WireServerOptions
  */
 
 export class WireServer {
   /** @type {PGlite} */ #db;
+  /** @type {import('./raw.mjs').RawProtocol} */ #raw;
   /** @type {net.Server | null} */ #server = null;
   /** @type {Connection | null} */ #attached = null;
   /** @type {Connection[]} */ #waiting = [];
@@ -111,6 +112,7 @@ export class WireServer {
   /** @param {WireServerOptions} opts */
   constructor(opts) {
     this.#db = opts.db;
+    this.#raw = opts.raw;
     this.#opts = { host: '127.0.0.1', port: 0, queueTimeoutMs: 120_000, maxMessageBytes: 16 * 2 ** 20, ...opts };
   }
 
@@ -178,16 +180,13 @@ export class WireServer {
     return run;
   }
 
-  /** One batch of whole messages through PGlite, in one call; its answer, copied (PGlite reuses its output buffer). @param {Buffer[]} messages */
+  /** One batch of whole messages through PGlite, in one call; its answer's bytes, unparsed (raw.mjs). @param {Buffer[]} messages */
   #execute(messages) {
     const batch = assemble(messages);
     return this.#exclusive(() =>
       this.#db.runExclusive(async () => {
         this.counters.batches++;
-        // execProtocol, not execProtocolRaw: PGlite parses every backend message in both, but only
-        // execProtocol clears the list it keeps them in; execProtocolRaw leaks every row it returns.
-        const { data } = await this.#db.execProtocol(new Uint8Array(batch.buffer, batch.byteOffset, batch.length), { throwOnError: false });
-        return Buffer.from(data);
+        return this.#raw.exec(new Uint8Array(batch.buffer, batch.byteOffset, batch.length));
       }),
     );
   }

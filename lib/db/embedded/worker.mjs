@@ -11,6 +11,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { timescaledb } from '@electric-sql/pglite/timescaledb';
 import { slimTimescaledbBundle } from './bundle.mjs';
 import { query } from './frames.mjs';
+import { RawProtocol, recordingCallbacks } from './raw.mjs';
 import { WireServer } from './wire.mjs';
 
 /** @type {{ dataDir: string | undefined, from?: string, maxMessageBytes?: number, queueTimeoutMs?: number, sharedBuffers: string }} */
@@ -46,6 +47,8 @@ const timescaledbInstallOnly = {
     return { ...setup, bundlePath: slimTimescaledbBundle(setup.bundlePath) };
   },
 };
+// ...recording the protocol callbacks PGlite registers, which each raw call puts back (raw.mjs)
+const callbacks = recordingCallbacks(timescaledbInstallOnly);
 
 /** PGlite is gone: say why, once, and end this thread (the parent decides what the process does). */
 function fatal(/** @type {Error} */ err) {
@@ -61,11 +64,13 @@ let server;
 try {
   // `from`: a database written by dump() (a tar), instead of a new one made by initdb
   const loadDataDir = from ? new Blob([readFileSync(from)]) : undefined;
-  db = await PGlite.create({ dataDir, loadDataDir, extensions: { timescaledb: timescaledbInstallOnly }, wasmModule: await withSharedBuffers(sharedBuffers) });
+  db = await PGlite.create({ dataDir, loadDataDir, extensions: { timescaledb: callbacks.extension }, wasmModule: await withSharedBuffers(sharedBuffers) });
+  const registered = callbacks.registered();
+  if (!registered) throw new Error('this PGlite build did not register its protocol callbacks where lib/db/embedded/raw.mjs looks for them');
   // A reopened directory misbehaves (hypertable inserts, cagg functions) until the library is loaded.
   await db.exec(`LOAD 'timescaledb'`);
   await db.exec(`CREATE EXTENSION IF NOT EXISTS timescaledb`);
-  server = new WireServer({ db, maxMessageBytes, queueTimeoutMs, onFatal: fatal });
+  server = new WireServer({ db, raw: new RawProtocol(db.Module, registered), maxMessageBytes, queueTimeoutMs, onFatal: fatal });
   const { host, port } = await server.start();
   parentPort.postMessage({ type: 'ready', conn: `${host}:${port}` });
 } catch (err) {
