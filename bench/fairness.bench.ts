@@ -104,8 +104,8 @@ async function main(): Promise<void> {
     console.log(
       table([
         ['figure', 'value', 'limit', 'ratio'],
-        ["second customer's p99 alone, ms", round(p99Alone, 1), '-', ''],
-        ["second customer's p99 under the flood, ms", round(p99Loaded, 1), '-', `p50 ${round(percentile(loaded, 50), 1)}, p90 ${round(percentile(loaded, 90), 1)}, max ${round(Math.max(...loaded), 1)} ms`],
+        ["second customer's p99 alone, ms", round(p99Alone, 1), '-', spread(alone)],
+        ["second customer's p99 under the flood, ms", round(p99Loaded, 1), '-', spread(loaded)],
         limitRow('  under the flood / alone (p99)', p99Loaded / p99Alone, LIMIT_RATIO),
         ["second customer's requests ended in 503 under the flood", lightLate, '-', `of ${loaded.length}`],
         ['event loop: longest stall under the flood, ms', round(loop.max / 1e6, 1), '-', `p99 ${round(loop.percentile(99) / 1e6, 1)} ms`],
@@ -136,6 +136,9 @@ async function main(): Promise<void> {
     await t.close();
   }
 }
+
+/** The rest of a run's latencies beside its p99. */
+const spread = (ms: number[]) => `p50 ${round(percentile(ms, 50), 1)}, p90 ${round(percentile(ms, 90), 1)}, max ${round(Math.max(...ms), 1)} ms`;
 
 interface LightResult {
   readonly type: 'ran';
