@@ -441,7 +441,6 @@ async function main(): Promise<void> {
   ]);
 
   const onServer = Boolean(process.env.BENCH_DATABASE_URL);
-  if (onServer) process.env.TEST_DATABASE_URL = process.env.BENCH_DATABASE_URL; // the test support creates and drops the database
   const t0 = performance.now();
   // the service's own logger at LOG_LEVEL's default, into a file rather than this report
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'afrates-bench-log-'));

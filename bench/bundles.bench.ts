@@ -29,7 +29,6 @@ import { check, header, limitRow, machine, median, percentile, round, runBench, 
 import type { Sql } from '../lib/db/connect.js';
 
 const ON_SERVER = Boolean(process.env.BENCH_DATABASE_URL);
-if (ON_SERVER) process.env.TEST_DATABASE_URL = process.env.BENCH_DATABASE_URL;
 
 const BUCKET_MS = 300_000;
 const SIZES = [10, 100, 1_000, 5_800];

@@ -22,7 +22,6 @@ const LIMITS = { monthMs: 1_000, copyRatio: 0.5 };
 const TRADES_PER_HOUR = 30;
 const ROUNDS = 7;
 const ON_SERVER = Boolean(process.env.BENCH_DATABASE_URL);
-if (ON_SERVER) process.env.TEST_DATABASE_URL = process.env.BENCH_DATABASE_URL; // the test support creates and drops it
 
 interface Fetched {
   readonly ms: number;

@@ -64,8 +64,6 @@ async function main(): Promise<void> {
     `flood: one Enterprise key, ${FLOOD} clients each asking for a ${PAGE_ROWS.toLocaleString('en-US')}-candle 5m page (gzip) again and again, waiting Retry-After when refused (share: ${TIER_RULES.enterprise.concurrent} slots, a page ${pageSlots(PAGE_ROWS)} of them)`,
     `second customer: another Enterprise customer's key, ${LIGHT_REQUESTS} requests for 24 1h candles one after another (or ${LIGHT_MAX_MS / 1000} s), alone, then under the flood`,
   ]);
-  // BENCH_DATABASE_URL: a TimescaleDB server (a database of its own, created and dropped), whose pool has 10 connections
-  if (process.env.BENCH_DATABASE_URL) process.env.TEST_DATABASE_URL = process.env.BENCH_DATABASE_URL;
   const t = await startTestApi({ hours: 2, log: createLogger('silent') });
   const quiet = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const children: ChildProcess[] = [];

@@ -25,7 +25,6 @@ import { generateTrades } from '../test/support/market.js';
 import { check, fmt, header, limitRow, machine, median, round, runBench, since, table } from './support.js';
 
 const ON_SERVER = Boolean(process.env.BENCH_DATABASE_URL);
-if (ON_SERVER) process.env.TEST_DATABASE_URL = process.env.BENCH_DATABASE_URL; // the test support creates and drops it
 const COPY_RATIO_LIMIT = 0.8;
 
 /** COPYs the rows raw into a table identical to trades (the baseline of the writer on a server), in ms. */

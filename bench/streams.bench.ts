@@ -134,7 +134,6 @@ async function partSse(): Promise<void> {
   const { startTestApi } = await import('../test/support/api.js');
   const { storeTrades } = await import('../pipeline/collect.js');
   const onServer = Boolean(process.env.BENCH_DATABASE_URL);
-  if (onServer) process.env.TEST_DATABASE_URL = process.env.BENCH_DATABASE_URL;
   const t = await startTestApi({ hours: 2 });
   const child = forkRole('sse-clients');
   try {
@@ -366,7 +365,6 @@ async function partBinance(): Promise<void> {
   const { venues } = await import('../pipeline/venues/index.js');
   const { loadPairs } = await import('../pipeline/discover.js');
   const onServer = Boolean(process.env.BENCH_DATABASE_URL);
-  if (onServer) process.env.TEST_DATABASE_URL = process.env.BENCH_DATABASE_URL;
   const db = await openTestDatabase();
   const sim = await startSimMarket({ seed: 2, historyStart: Date.now() - 600_000 });
   const child = forkRole('aggtrade-server');

@@ -4,6 +4,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
+// A benchmark runs on BENCH_DATABASE_URL's TimescaleDB server (the test support creates and drops
+// a database of its own there) or on the embedded database: never on a TEST_DATABASE_URL left in
+// the shell by a test run, which would print a server's figures under the embedded database's name.
+if (process.env.BENCH_DATABASE_URL) process.env.TEST_DATABASE_URL = process.env.BENCH_DATABASE_URL;
+else {
+  delete process.env.TEST_DATABASE_URL;
+  delete process.env.TEST_DATABASE_READ_URL;
+}
+
 /** Plain-text table: the first row is the header; columns are padded, numbers right-aligned. */
 export function table(rows: readonly (readonly (string | number)[])[]): string {
   const cells = rows.map((r) => r.map((c) => (typeof c === 'number' ? fmt(c) : c)));
