@@ -10,7 +10,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { backgroundTurn } from '../lib/foreground.js';
 import { shapeCandle } from './candles.js';
 import type { AppContext, AppDeps, PairInfo } from './context.js';
-import { candleChunks, pageStatementRows, type CandlePageQuery, type PageRow } from './queries/candles.js';
+import { candleChunks, PAGE_STATEMENT_ROWS, type CandlePageQuery, type PageRow } from './queries/candles.js';
 import type { HistoricalResponse } from './schemas.js';
 import { byteStream, gzipEncoded, sendStream } from './streamed.js';
 
@@ -56,9 +56,8 @@ export async function sendJsonPage(ctx: AppContext, deps: AppDeps, page: JsonPag
   // one candle past the page says whether another page follows; a page of more than one statement
   // is a long read, bulk work from here on (lib/foreground.ts)
   const chunks = await deps.read.run((sql) => {
-    const chunkRows = pageStatementRows(sql);
-    if (query.limit + 1 > chunkRows) ctx.state.leaveForeground();
-    return candleChunks(sql, { ...query, limit: query.limit + 1 }, { chunkRows });
+    if (query.limit + 1 > PAGE_STATEMENT_ROWS) ctx.state.leaveForeground();
+    return candleChunks(sql, { ...query, limit: query.limit + 1 }, { chunkRows: PAGE_STATEMENT_ROWS });
   });
   // a page answered whole is read before answering, and so are the first 2,000-odd candles of a longer one
   const read: PageRow[][] = [];

@@ -6,7 +6,7 @@
 // range is never held in memory at once.
 import crypto from 'node:crypto';
 import type { Sql } from '../../lib/db/connect.js';
-import { longReadStatement, oneConnection } from '../../lib/db/long-reads.js';
+import { longReadStatement } from '../../lib/db/long-reads.js';
 import type { IntervalName } from '../../lib/intervals.js';
 
 /**
@@ -157,13 +157,13 @@ export async function pageBounds(sql: Sql, q: CandlePageQuery): Promise<{ last: 
 export const ROWS_PER_STATEMENT = 2_000;
 
 /**
- * Rows a statement of a page takes (JSON or CSV), by the pool it is read on. On one connection
- * (the embedded database) another customer's statement waits behind the page statement under way
- * (lib/db/long-reads.ts): 125 rows, about 3 ms there, for more statements per page (a
- * 10,000-candle page reads 80). A server runs other statements on its other connections, and each
- * statement costs a plan and a round trip: 250 (bench/README.md, fairness).
+ * Rows a statement of a page takes (JSON or CSV). Another customer's statement may wait behind the
+ * page statement under way (on the embedded database's one connection, lib/db/long-reads.ts), and
+ * each statement costs a plan (about 5 ms of the 8 a 250-row one takes on the embedded database,
+ * where a 10,000-candle page read in 125-row statements took 536 ms against 324):
+ * bench/README.md, api and fairness.
  */
-export const pageStatementRows = (sql: Sql): number => (oneConnection(sql) ? 125 : 250);
+export const PAGE_STATEMENT_ROWS = 250;
 
 /**
  * The candles of [from, to) after `after`, oldest first, at most `limit`, in arrays of at most

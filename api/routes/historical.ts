@@ -7,7 +7,7 @@ import type { AppContext, AppDeps, AppRouter, PairInfo } from '../context.js';
 import { CSV_TYPE } from '../csv.js';
 import { ApiError, validationError } from '../errors.js';
 import { date, dayStart, parseTimestamp, timestamp } from '../../lib/format.js';
-import { candleChunks, pageStatementRows, pageBounds, type CandlePageQuery } from '../queries/candles.js';
+import { candleChunks, PAGE_STATEMENT_ROWS, pageBounds, type CandlePageQuery } from '../queries/candles.js';
 import { knownPair, requireInterval, type Operation } from '../operation.js';
 import { HISTORICAL_RESPONSE, TIMESTAMP } from '../schemas.js';
 import { byteStream, gzipEncoded, sendStream } from '../streamed.js';
@@ -113,7 +113,7 @@ async function sendCsv(ctx: AppContext, deps: AppDeps, page: CandlePageQuery, pa
     const { last, until } = await pageBounds(sql, page);
     // every candle before `until`, however many: a bucket a late trade fills after the bounds were
     // read is sent too, where a row limit would cut the page's last candle, which the cursor passes
-    return { last, chunks: await candleChunks(sql, { ...page, to: until, limit: Number.MAX_SAFE_INTEGER }, { chunkRows: pageStatementRows(sql) }) };
+    return { last, chunks: await candleChunks(sql, { ...page, to: until, limit: Number.MAX_SAFE_INTEGER }, { chunkRows: PAGE_STATEMENT_ROWS }) };
   });
   ctx.set('X-Has-More', String(last !== null));
   if (last) {

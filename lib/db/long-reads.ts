@@ -33,9 +33,6 @@ function poolSize(sql: Sql): number {
   return Number.isFinite(max) && max > 0 ? max : 1;
 }
 
-/** Whether every statement on `sql` waits its turn on one connection (the embedded database's pool). */
-export const oneConnection = (sql: Sql): boolean => poolSize(sql) === 1;
-
 function turnsOf(sql: Sql): Turns {
   let t = turns.get(sql);
   if (!t) {
