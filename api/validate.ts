@@ -39,19 +39,19 @@ function describe(e: ErrorObject, where: string): string {
     case 'additionalProperties':
       return `unknown ${where} parameter '${(e.params as { additionalProperty: string }).additionalProperty}'`;
     case 'enum':
-      return `${where} parameter '${name}' must be one of: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
+      return `${subject} must be one of: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
     case 'format':
-      return `${where} parameter '${name}' must be a valid ${e.params.format === 'date' ? 'date, YYYY-MM-DD' : (e.params as { format: string }).format}`;
+      return `${subject} must be a valid ${e.params.format === 'date' ? 'date, YYYY-MM-DD' : (e.params as { format: string }).format}`;
     case 'type': {
       const types = String((e.params as { type: string | string[] }).type).split(',');
-      return `${where} parameter '${name}' must be ${types.map((t) => (t === 'boolean' ? 'true or false' : `${article(t)} ${t}`)).join(' or ')}`;
+      return `${subject} must be ${types.map((t) => (t === 'boolean' ? 'true or false' : `${article(t)} ${t}`)).join(' or ')}`;
     }
     case 'pattern':
     case 'maxLength': {
-      if ((e.parentSchema as { format?: string } | undefined)?.format === 'date') return `${where} parameter '${name}' must be a date, YYYY-MM-DD, with a year from 2000 to 2099`;
+      if ((e.parentSchema as { format?: string } | undefined)?.format === 'date') return `${subject} must be a date, YYYY-MM-DD, with a year from 2000 to 2099`;
       const described = (e.parentSchema as { description?: string } | undefined)?.description;
-      if (e.keyword === 'maxLength') return `${where} parameter '${name}' must be at most ${countOf(e, 'character')}${described ? ` (${described})` : ''}`;
-      return `${where} parameter '${name}' ${described ? `must be ${article(described)} ${described}` : e.message ?? 'is invalid'}`;
+      if (e.keyword === 'maxLength') return `${subject} must be at most ${countOf(e, 'character')}${described ? ` (${described})` : ''}`;
+      return `${subject} ${described ? `must be ${article(described)} ${described}` : e.message ?? 'is invalid'}`;
     }
     case 'minLength':
     case 'minItems':

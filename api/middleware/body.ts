@@ -37,7 +37,8 @@ function structureProblem(text: string, max: number): string | null {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
       const start = i;
-      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++; // a backslash escapes the next
+      // to the string's end: a backslash escapes the character after it
+      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
       if (!nameNext) continue;
       nameNext = false;
       let name: string;
@@ -64,7 +65,8 @@ const invalid = (message: string) => new ApiError(400, 'validation_error', messa
 
 /**
  * A body's text as JSON: an object or array (an empty body is {}), no deeper than MAX_BODY_DEPTH,
- * no name twice in one object, no `__proto__` key (it would become an object's prototype wherever the body is copied).
+ * no name twice in one object, no `__proto__` key (it would become an object's prototype wherever
+ * the body is copied).
  */
 export function parseJsonBody(text: string): unknown {
   if (text === '') return {};
