@@ -157,11 +157,10 @@ export async function pageBounds(sql: Sql, q: CandlePageQuery): Promise<{ last: 
 export const ROWS_PER_STATEMENT = 2_000;
 
 /**
- * Rows a statement of a page takes (JSON or CSV). Another customer's statement may wait behind the
- * page statement under way (on the embedded database's one connection, lib/db/long-reads.ts), and
- * each statement costs a plan (about 5 ms of the 8 a 250-row one takes on the embedded database,
- * where a 10,000-candle page read in 125-row statements took 536 ms against 324):
- * bench/README.md, api and fairness.
+ * Rows a statement of a page takes (JSON or CSV). Each statement costs a plan (about 5 ms of the 8
+ * a 250-row one takes on the embedded database), so fewer statements make a page faster; a smaller
+ * one shortens what another customer's statement waits behind it on the embedded database's one
+ * connection (lib/db/long-reads.ts). bench/README.md, api and fairness, has both sides measured.
  */
 export const PAGE_STATEMENT_ROWS = 250;
 

@@ -29,11 +29,13 @@ export function recordingCallbacks(wrap) {
       const setup = await wrap.setup(pg, emscriptenOpts);
       const opts = setup.emscriptenOpts ?? emscriptenOpts;
       const prior = opts.onRuntimeInitialized;
-      // the module's exports exist from here; PGlite registers its callbacks right after
+      // the module's exports exist from here; PGlite registers its callbacks right after, once,
+      // and the setter is its own again from then on
       opts.onRuntimeInitialized = function () {
         const set = this._set_read_write_cbs;
         this._set_read_write_cbs = (/** @type {number} */ read, /** @type {number} */ write) => {
           registered = { read, write };
+          this._set_read_write_cbs = set;
           return set(read, write);
         };
         prior?.call(this);
@@ -86,17 +88,19 @@ export class RawProtocol {
 
   /** One call: `messages` in, the answer out (a copy: the buffer is reused). Run under PGlite's lock. @param {Uint8Array} messages */
   exec(messages) {
-    if (messages.length === 0) return Buffer.alloc(0);
     this.#input = messages;
     this.#read = 0;
     this.#written = 0;
     this.#mod._set_read_write_cbs(this.#ours.read, this.#ours.write);
     try {
       this.#mod._interactive_one(messages.length, messages[0]);
-    } finally {
-      this.#mod._set_read_write_cbs(this.#theirs.read, this.#theirs.write);
+    } catch (err) {
+      // a WASM abort: the module is gone, and what it failed with is what the owner must hear
       this.#input = new Uint8Array(0);
+      throw err;
     }
+    this.#mod._set_read_write_cbs(this.#theirs.read, this.#theirs.write);
+    this.#input = new Uint8Array(0);
     const answer = Buffer.from(this.#out.subarray(0, this.#written));
     if (this.#out.length > OUT_BYTES) this.#out = new Uint8Array(OUT_BYTES);
     return answer;

@@ -47,7 +47,7 @@ const timescaledbInstallOnly = {
     return { ...setup, bundlePath: slimTimescaledbBundle(setup.bundlePath) };
   },
 };
-// ...recording the protocol callbacks PGlite registers, which each raw call puts back (raw.mjs)
+/** The same, recording the protocol callbacks PGlite registers: each raw call puts them back (raw.mjs). */
 const callbacks = recordingCallbacks(timescaledbInstallOnly);
 
 /** PGlite is gone: say why, once, and end this thread (the parent decides what the process does). */

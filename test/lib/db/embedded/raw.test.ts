@@ -64,6 +64,21 @@ describe('a raw call', () => {
     expect(mine.includes(Buffer.from('raw'))).toBe(true);
   });
 
+  it("throws PGlite's own failure when the call aborts its WASM instance (about ten errors in one call)", async () => {
+    const callbacks = recordingCallbacks(plain);
+    const dying = await PGlite.create({ extensions: { plain: callbacks.extension } });
+    const rawDying = new RawProtocol(dying.Module, callbacks.registered()!);
+    const failing = new Uint8Array(assemble(Array.from({ length: 20 }, () => query('SELECT 1/0'))));
+    let thrown: unknown;
+    try {
+      rawDying.exec(failing);
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(Error);
+    expect(String((thrown as Error).message)).toMatch(/abort/i);
+  });
+
   it('copies its answer out: a later call does not change an earlier answer', async () => {
     const first = await ours.runExclusive(async () => raw.exec(new Uint8Array(query(`SELECT repeat('a', 100000)`))));
     const copy = Buffer.from(first);
