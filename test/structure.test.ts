@@ -5,7 +5,8 @@
 // in api/ outside api/queries/ (each resource's statements are there, or in the SQL functions they call);
 // and the candle intervals listed once (lib/intervals.ts), each with its one aggregate file; and
 // the tests and benchmarks starting the API and publishing pipelines through the service's own
-// composition (lib/process.ts, api/process.ts, pipeline/process.ts, pipeline/records.ts).
+// composition (lib/process.ts, api/process.ts, pipeline/process.ts, pipeline/records.ts), and
+// loading nothing that imports Vitest (they run under tsx).
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -152,6 +153,24 @@ describe('the structure of the code', () => {
     expect(wrong).toEqual([]);
     // and it can fail
     expect(byHand.test("import { buildDeps, type RunningApi } from '../../api/server.js';")).toBe(true);
+  });
+
+  it('has the benchmarks load nothing that imports Vitest, which throws outside a test run', () => {
+    const everything = new Set([...files, ...sources('test'), ...sources('bench')]);
+    const loaded = new Set<string>();
+    const next = sources('bench').filter((f) => f.endsWith('.bench.ts'));
+    expect(next.length).toBeGreaterThan(10);
+    while (next.length > 0) {
+      const f = next.pop()!;
+      if (loaded.has(f)) continue;
+      loaded.add(f);
+      next.push(...importsOf(f, everything));
+    }
+    expect(loaded).toContain('test/support/api.ts');
+    const vitest = /^import\s[^'"]*from\s*['"]vitest['"]/m;
+    expect([...loaded].filter((f) => vitest.test(fs.readFileSync(path.join(ROOT, f), 'utf8')))).toEqual([]);
+    // and it can fail: the tests import it
+    expect(vitest.test(fs.readFileSync(path.join(ROOT, 'test/structure.test.ts'), 'utf8'))).toBe(true);
   });
 
   it('keeps every statement of the API in api/queries/', () => {

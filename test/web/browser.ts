@@ -6,11 +6,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { expect } from 'vitest';
 
 export const CHROMIUM = '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+// Vitest, when a test run loaded this (it sets VITEST): the web benchmark runs under tsx, where
+// importing it throws
+const vitest = process.env.VITEST ? await import('vitest') : undefined;
 
 /** Builds web/dist when its sources changed (make decides), so a fresh clone's tests have it. */
 export function ensureWebBuilt(): void {
@@ -39,7 +41,7 @@ export async function launch(): Promise<Browser> {
   const errors: string[] = [];
   context.on('request', (r) => requests.push(r.url()));
   // each error names the test that was running when it came: the last test asserts none came
-  const during = () => ` [during: ${expect.getState().currentTestName ?? 'no test'}]`;
+  const during = () => (vitest ? ` [during: ${vitest.expect.getState().currentTestName ?? 'no test'}]` : '');
   const watch = (page: Page) => {
     page.on('console', (m) => {
       // a refused resource names itself in the message's location, not in its text
