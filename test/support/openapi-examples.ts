@@ -224,11 +224,13 @@ async function deliverOnce(t: TestApi): Promise<void> {
 /**
  * Restatements as the pipeline records them: late trades, at 3 % above the value, arrive for two of
  * the pair's published values: its newest certified bucket (as large as its volume: the certificate
- * list's first entry links the restatement) and the last bucket of its newest fixing still within
+ * list's first entry links the restatement) and the first bucket of its newest fixing still within
  * the restatement window (as large as the window's volume: a fixing's record, with its fixing_id,
  * whatever the hour; the newest bucket lies in a fixing's window only at some hours, so without it
- * the restatement examples would change shape with the time of day). The aggregates are refreshed
- * and the restatement check run.
+ * the restatement examples would change shape with the time of day). The window's first bucket,
+ * an hour before its fixing, is never the list's second entry, which would then be restated too
+ * (its last one was, in the half hour after a fixing). The aggregates are refreshed and the
+ * restatement check run.
  */
 async function restateLate(t: TestApi, pair: string): Promise<void> {
   const sql = t.db.sql;
@@ -239,15 +241,15 @@ async function restateLate(t: TestApi, pair: string): Promise<void> {
     FROM certificates k JOIN candles c ON c.pair = k.pair AND c.interval = '5m' AND c.bucket = k.bucket
     WHERE k.pair = ${pair} ORDER BY k.bucket DESC LIMIT 1`;
   // as much again as the fixing's whole window at 3 % above its rate: a change of about 1.5 %
-  const [fixing] = await sql<{ time: Date; rate: string; volume: string }[]>`
-    SELECT f.time, f.rate::text AS rate, sum(c.volume)::text AS volume
+  const [fixing] = await sql<{ first: Date; rate: string; volume: string }[]>`
+    SELECT min(c.bucket) AS first, f.rate::text AS rate, sum(c.volume)::text AS volume
     FROM fixings f JOIN candles c ON c.pair = f.pair AND c.interval = '5m'
       AND c.bucket >= (f.body::jsonb -> 'fixing' ->> 'window_start')::timestamptz AND c.bucket < f.time
     WHERE f.pair = ${pair} AND f.rate IS NOT NULL AND f.time > ${since} - make_interval(hours => ${param('restatement_window_hours')})
     GROUP BY f.time, f.rate ORDER BY f.time DESC LIMIT 1`;
   const late = [
     ...(newest ? [{ time: new Date(newest.bucket.getTime() + 120_000), price: newest.vwap, amount: newest.volume }] : []),
-    ...(fixing ? [{ time: new Date(fixing.time.getTime() - 60_000), price: fixing.rate, amount: fixing.volume }] : []),
+    ...(fixing ? [{ time: new Date(fixing.first.getTime() + 60_000), price: fixing.rate, amount: fixing.volume }] : []),
   ];
   for (const l of late) {
     await insertTrades(sql, [{ time: l.time, exchange: 'quidax', pair, tradeId: `late-${l.time.getTime()}`, price: (Number(l.price) * 1.03).toFixed(2), amount: l.amount, side: 'buy' }]);

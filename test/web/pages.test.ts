@@ -327,12 +327,15 @@ describe('the dashboard when things go wrong', () => {
         (url) => url.pathname === '/v1/account',
         (route) => route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ error: 'service_unavailable', message: 'Retry shortly.', status: 503 }) }),
       );
+      // Chromium logs the refused reload when its answer is in, which can come after the key is shown
+      const refusalLogged = page.waitForEvent('console', (m) => m.type() === 'error' && m.text().includes('status of 503'));
       await page.click('#keys tr:has-text("this session") button[data-action=rotate]');
       await page.waitForSelector('#issued:not([hidden])');
       const replacement = await page.inputValue('#issued-key');
       expect(replacement).toMatch(KEY);
       expect((await t.get('/v1/pairs', key)).status).toBe(401); // the old key is refused already
       expect((await t.get('/v1/pairs', replacement)).status).toBe(200);
+      await refusalLogged;
       expectRefusalLogged(503);
     } finally {
       await page.close();
