@@ -40,6 +40,34 @@ function importsOf(file: string, all: ReadonlySet<string>): string[] {
   return out;
 }
 
+/**
+ * What a file loads when it runs, among `all`: its imports but those of types alone (erased) and the
+ * dynamic ones (bin/service.ts loads each role's part only when asked for).
+ */
+function loads(file: string, all: ReadonlySet<string>): string[] {
+  const text = fs.readFileSync(path.join(ROOT, file), 'utf8')
+    .replace(/^(import|export)\s+type\s[^;]*;/gm, '')
+    .replace(/import\(\s*['"][^'"]+['"]\s*\)/g, '');
+  const specs = [...text.matchAll(/from\s*['"](\.[^'"]+)['"]|^import\s+['"](\.[^'"]+)['"]/gm)].map((m) => m[1] ?? m[2]!);
+  return specs.flatMap((spec) => {
+    const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec));
+    return [target, target.replace(/\.js$/, '.ts'), `${target}.ts`, `${target}/index.ts`].find((c) => all.has(c)) ?? [];
+  });
+}
+
+/** Every file `roots` load when they run, themselves included. */
+function loadedBy(roots: readonly string[], all: ReadonlySet<string>): string[] {
+  const seen = new Set<string>();
+  const next = [...roots];
+  while (next.length > 0) {
+    const f = next.pop()!;
+    if (seen.has(f)) continue;
+    seen.add(f);
+    next.push(...loads(f, all));
+  }
+  return [...seen];
+}
+
 const files = FOLDERS.flatMap(sources);
 const known = new Set(files);
 const graph = new Map(files.map((f) => [f, importsOf(f, known)]));
@@ -109,35 +137,12 @@ describe('the structure of the code', () => {
   });
 
   it('starts a pipeline-only process with nothing of api/: neither the service nor the pipeline part loads it', () => {
-    // what a file loads when it runs: its imports but those of types alone (erased) and the
-    // dynamic ones (bin/service.ts loads each role's part only when asked for)
-    const loads = (file: string) => {
-      const text = fs.readFileSync(path.join(ROOT, file), 'utf8')
-        .replace(/^(import|export)\s+type\s[^;]*;/gm, '')
-        .replace(/import\(\s*['"][^'"]+['"]\s*\)/g, '');
-      const specs = [...text.matchAll(/from\s*['"](\.[^'"]+)['"]|^import\s+['"](\.[^'"]+)['"]/gm)].map((m) => m[1] ?? m[2]!);
-      return specs.flatMap((spec) => {
-        const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec));
-        return [target, target.replace(/\.js$/, '.ts'), `${target}.ts`, `${target}/index.ts`].find((c) => known.has(c)) ?? [];
-      });
-    };
-    const closure = (roots: string[]) => {
-      const seen = new Set<string>();
-      const next = [...roots];
-      while (next.length > 0) {
-        const f = next.pop()!;
-        if (seen.has(f)) continue;
-        seen.add(f);
-        next.push(...loads(f));
-      }
-      return [...seen];
-    };
-    const pipelineOnly = closure(['bin/serve.ts', 'pipeline/process.ts']);
+    const pipelineOnly = loadedBy(['bin/serve.ts', 'pipeline/process.ts'], known);
     expect(pipelineOnly).toContain('pipeline/runner.ts');
     expect(pipelineOnly).toContain('lib/live/snapshot.ts'); // the alerts' live rates
     expect(pipelineOnly.filter((f) => f.startsWith('api/'))).toEqual([]);
     // and it can fail: an API-only process loads api/
-    expect(closure(['bin/serve.ts', 'api/process.ts']).filter((f) => f.startsWith('api/')).length).toBeGreaterThan(20);
+    expect(loadedBy(['bin/serve.ts', 'api/process.ts'], known).filter((f) => f.startsWith('api/')).length).toBeGreaterThan(20);
   });
 
   it('has the tests and the benchmarks start the API and publishing pipelines through the service\'s composition', () => {
@@ -156,19 +161,12 @@ describe('the structure of the code', () => {
   });
 
   it('has the benchmarks load nothing that imports Vitest, which throws outside a test run', () => {
-    const everything = new Set([...files, ...sources('test'), ...sources('bench')]);
-    const loaded = new Set<string>();
-    const next = sources('bench').filter((f) => f.endsWith('.bench.ts'));
-    expect(next.length).toBeGreaterThan(10);
-    while (next.length > 0) {
-      const f = next.pop()!;
-      if (loaded.has(f)) continue;
-      loaded.add(f);
-      next.push(...importsOf(f, everything));
-    }
+    const benches = sources('bench').filter((f) => f.endsWith('.bench.ts'));
+    expect(benches.length).toBeGreaterThan(10);
+    const loaded = loadedBy(benches, new Set([...files, ...sources('test'), ...sources('bench')]));
     expect(loaded).toContain('test/support/api.ts');
-    const vitest = /^import\s[^'"]*from\s*['"]vitest['"]/m;
-    expect([...loaded].filter((f) => vitest.test(fs.readFileSync(path.join(ROOT, f), 'utf8')))).toEqual([]);
+    const vitest = /^import\s+(?!type\s)[^'"]*from\s*['"]vitest['"]/m;
+    expect(loaded.filter((f) => vitest.test(fs.readFileSync(path.join(ROOT, f), 'utf8')))).toEqual([]);
     // and it can fail: the tests import it
     expect(vitest.test(fs.readFileSync(path.join(ROOT, 'test/structure.test.ts'), 'utf8'))).toBe(true);
   });

@@ -227,9 +227,9 @@ async function deliverOnce(t: TestApi): Promise<void> {
  * list's first entry links the restatement) and the first bucket of its newest fixing still within
  * the restatement window (as large as the window's volume: a fixing's record, with its fixing_id,
  * whatever the hour; the newest bucket lies in a fixing's window only at some hours, so without it
- * the restatement examples would change shape with the time of day). The window's first bucket,
- * an hour before its fixing, is never the list's second entry, which would then be restated too
- * (its last one was, in the half hour after a fixing). The aggregates are refreshed and the
+ * the restatement examples would change shape with the time of day). The fixing's trade goes into
+ * its window's first bucket, an hour before the fixing: never one of the list's two newest
+ * certificates, so the list shows one restated entry and one not at any hour. The aggregates are refreshed and the
  * restatement check run.
  */
 async function restateLate(t: TestApi, pair: string): Promise<void> {
